@@ -45,9 +45,7 @@ class BrainSearchFilterInput(WireModel):
         max_length=128,
         description="Tenant whose data is searched. Required; nothing outside it is ever returned.",
     )
-    project_key: str | None = Field(
-        default=None, max_length=128, description="Only retrieve hits from this project."
-    )
+    project_key: str | None = Field(default=None, max_length=128, description="Only retrieve hits from this project.")
     profile_kind_in: list[str] | None = Field(
         default=None,
         description="Embedding profile kinds to search (e.g. work, doc, code). "
@@ -64,9 +62,7 @@ class BrainSearchOptionsInput(WireModel):
     """Bounds of the search. Defaults are the seed's."""
 
     top_k: int = Field(default=20, ge=1, le=MAX_TOP_K, description="Number of vector hits.")
-    max_episodes: int = Field(
-        default=10, ge=0, le=MAX_MAX_EPISODES, description="Maximum number of episodes returned."
-    )
+    max_episodes: int = Field(default=10, ge=0, le=MAX_MAX_EPISODES, description="Maximum number of episodes returned.")
     expand_depth: int = Field(
         default=1, ge=0, description="Graph hops expanded around the hits (maximum configurable, 3 by default)."
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from collections.abc import Callable, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +169,15 @@ def embed_nodes(
                         f"expected {profile.dimension}"
                     )
                 records.append(
-                    VectorRecord(node.tenant_id, node.node_id, profile.profile_id, node.project_key,
-                                 node.secured, node.acl, vector)
+                    VectorRecord(
+                        node.tenant_id,
+                        node.node_id,
+                        profile.profile_id,
+                        node.project_key,
+                        node.secured,
+                        node.acl,
+                        vector,
+                    )
                 )
             if progress is not None:
                 progress(len(batch))

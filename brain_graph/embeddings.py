@@ -20,8 +20,11 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
 _STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the to was were will with".split()
-)
+    (
+        "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
+        "it", "its", "of", "on", "or", "that", "the", "to", "was", "were", "will", "with",
+    )
+)  # fmt: skip
 
 WORD_WEIGHT = 1.0
 STEM_WEIGHT = 0.7

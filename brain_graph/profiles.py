@@ -47,9 +47,7 @@ class ProfileRegistry:
             raise ConfigurationError("embedding profile ids must be unique")
         for profile in self.profiles:
             if profile.embedder_id not in self.embedders:
-                raise ConfigurationError(
-                    f"profile {profile.profile_id} uses unknown embedder {profile.embedder_id!r}"
-                )
+                raise ConfigurationError(f"profile {profile.profile_id} uses unknown embedder {profile.embedder_id!r}")
         object.__setattr__(self, "profiles", tuple(sorted(self.profiles, key=lambda p: p.profile_id)))
 
     @property

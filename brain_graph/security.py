@@ -53,9 +53,7 @@ class AccessScope:
         return not self.identities.isdisjoint(acl)
 
 
-def resolve_scope(
-    tenant_id: str, secured: bool, principal: Principal | None, service_principal: bool
-) -> AccessScope:
+def resolve_scope(tenant_id: str, secured: bool, principal: Principal | None, service_principal: bool) -> AccessScope:
     """Decide what a request may see; fail closed when secured mode has no principal.
 
     - ``secured=False``: public items only, whoever asks.

@@ -3,6 +3,7 @@ per-node debug log (``DEBUG_PIPELINE=1``) with timings."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -50,7 +51,9 @@ def _debug_enabled() -> bool:
 
 
 def _counts(update: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: len(value) if isinstance(value, list | dict) else type(value).__name__ for key, value in update.items()}
+    return {
+        key: len(value) if isinstance(value, list | dict) else type(value).__name__ for key, value in update.items()
+    }
 
 
 def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Callable[..., dict[str, Any]]:
@@ -71,10 +74,8 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
         counts = _counts(update)
         if debug:
             logger.debug("PIPELINE %s.out | ms=%.3f counts=%s", name, elapsed_ms, json.dumps(counts, sort_keys=True))
-        try:
+        with contextlib.suppress(RuntimeError):  # outside a runnable context there is no stream
             get_stream_writer()({"step": name, "ms": elapsed_ms, "counts": counts})
-        except RuntimeError:  # not inside a runnable context
-            pass
         return update
 
     node.__name__ = name

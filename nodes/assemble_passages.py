@@ -29,7 +29,10 @@ def passage_text(node: NodeRecord, limits: SearchLimits) -> str:
     parts = [one_line(node.title)]
     kind = source_kind(node.node_type)
     if kind == "work":
-        parts += [normalize(text.get("summary", "")), excerpt(text.get("description", ""), limits.description_excerpt_chars)]
+        parts += [
+            normalize(text.get("summary", "")),
+            excerpt(text.get("description", ""), limits.description_excerpt_chars),
+        ]
     elif kind == "doc":
         parts.append(excerpt(text.get("body", ""), limits.doc_excerpt_chars))
     elif kind == "code":
@@ -63,7 +66,9 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]
                 break
             text = excerpt(text, remaining)
         passages.append(
-            BrainRagPassage(source_node_id=node.node_id, source_kind=source_kind(node.node_type), text=text, url=node.url)
+            BrainRagPassage(
+                source_node_id=node.node_id, source_kind=source_kind(node.node_type), text=text, url=node.url
+            )
         )
         remaining -= len(text)
     return {"passages": passages}

@@ -24,6 +24,10 @@ def _score(value: float) -> str:
     return SCORE_FORMAT.format(value)
 
 
+def _cite(node_id: str, numbers: dict[str, int]) -> str:
+    return f"[{numbers[node_id]}] " if node_id in numbers else ""
+
+
 def _refs(node_ids: list[str], numbers: dict[str, int]) -> str:
     return "".join(f"[{numbers[node_id]}]" for node_id in node_ids if node_id in numbers)
 
@@ -37,12 +41,13 @@ def render_markdown(
     numbers: dict[str, int],
 ) -> str:
     """The context markdown: query, episodes, top hits and passages, each cited by ``[n]``."""
-    scope = request.filter.project_key or "all projects"
+    project = request.filter.project_key
+    scope = f"project `{project}`" if project is not None else "all projects"
     lines = [
         "# Brain search context",
         "",
         f"**Query:** {one_line(request.query_text)}",
-        f"**Scope:** tenant `{request.filter.tenant_id}`, {scope if request.filter.project_key is None else f'project `{scope}`'}",
+        f"**Scope:** tenant `{request.filter.tenant_id}`, {scope}",
         "",
         "## Episodes",
         "",
@@ -59,20 +64,24 @@ def render_markdown(
         lines.append("_No episodes._")
     lines += ["", "## Top hits", ""]
     if hits:
-        for index, hit in enumerate(hits, 1):
-            cite = f"[{numbers[hit.node_id]}] " if hit.node_id in numbers else ""
+        for hit in hits:
+            link = f" <{hit.url}>" if hit.url else ""
             lines.append(
-                f"{index}. {cite}**{one_line(hit.title) or hit.node_id}** ({hit.node_type}, {hit.profile_kind}) "
-                f"score {_score(hit.score)}"
+                f"- {_cite(hit.node_id, numbers)}**{one_line(hit.title) or hit.node_id}** `{hit.node_id}` "
+                f"({hit.node_type}, {hit.profile_kind}) score {_score(hit.score)}{link}"
             )
     else:
         lines.append("_No hits._")
     lines += ["", "## Passages", ""]
     if passages:
         for passage in passages:
-            cite = numbers.get(passage.source_node_id)
-            heading = f"[{cite}] " if cite is not None else ""
-            lines += [f"### {heading}{passage.source_node_id} ({passage.source_kind})", "", passage.text, ""]
+            link = f" <{passage.url}>" if passage.url else ""
+            lines += [
+                f"### {_cite(passage.source_node_id, numbers)}`{passage.source_node_id}` ({passage.source_kind}){link}",
+                "",
+                passage.text,
+                "",
+            ]
     else:
         lines += ["_No passages._", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -85,7 +94,8 @@ def build_pack(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
     hits = read_list(state, "hits", BrainSearchHit)
     cited = hits[: deps.services.limits.max_citations]
     citations = [
-        BrainCitation(source_node_id=hit.node_id, url=hit.url, title=hit.title, node_type=hit.node_type) for hit in cited
+        BrainCitation(source_node_id=hit.node_id, url=hit.url, title=hit.title, node_type=hit.node_type)
+        for hit in cited
     ]
     numbers = {hit.node_id: index for index, hit in enumerate(cited, 1)}
     markdown = render_markdown(

@@ -38,9 +38,7 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
         if p.embedder_id in vectors
     ]
     top_k = request.options.top_k
-    raw = services.backend.vector_index.query(
-        queries, scope=scope, project_key=request.filter.project_key, top_k=top_k
-    )
+    raw = services.backend.vector_index.query(queries, scope=scope, project_key=request.filter.project_key, top_k=top_k)
     ranked = merge_hits(raw, top_k)
     nodes = {
         node.node_id: node

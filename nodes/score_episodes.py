@@ -13,9 +13,12 @@ from brain_graph.stores.base import SCORE_DECIMALS
 
 
 def score_episodes(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
-    """Write ``episodes`` and ``episodeLabels`` (cluster id -> title, for the pack): the top ``maxEpisodes`` clusters reachable via IN_CLUSTER from the hits,
-    ordered by score descending then cluster id; members are the hits in the cluster, best first.
-    One cluster-membership call, whatever the number of hits."""
+    """Write ``episodes`` and ``episodeLabels`` (cluster id -> title, for the pack).
+
+    Episodes are the top ``maxEpisodes`` clusters reachable via IN_CLUSTER from the hits, ordered by
+    score descending then cluster id; members are the hits in the cluster, best first. One
+    cluster-membership call, whatever the number of hits.
+    """
     services = deps.services
     request = read_request(state, services)
     options = request.options

@@ -177,7 +177,6 @@ class VectorIndex(Protocol):
         ...
 
 
-
 @runtime_checkable
 class GraphStore(Protocol):
     """Batched reads of the knowledge graph."""
@@ -227,9 +226,21 @@ class StorageBackend(Protocol):
     previous contents are dropped first."""
 
     name: str
-    vector_index: VectorIndex
-    graph_store: GraphStore
-    passage_source: PassageSource
+
+    @property
+    def vector_index(self) -> VectorIndex:
+        """The vector index."""
+        ...
+
+    @property
+    def graph_store(self) -> GraphStore:
+        """The graph store."""
+        ...
+
+    @property
+    def passage_source(self) -> PassageSource:
+        """Where passage texts come from."""
+        ...
 
     def load(
         self,

@@ -196,7 +196,13 @@ class EmbeddedStore:
                 " SELECT adj.idx, adj.edge_type, adj.neighbor_id, n.tenant_id, n.secured, n.acl"
                 " FROM adj JOIN nodes n ON n.tenant_id = ? AND n.node_id = adj.neighbor_id"
                 " WHERE adj.edge_type IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(frontier)), scope.tenant_id, scope.tenant_id, scope.tenant_id, json.dumps(list(edge_types))),
+                (
+                    json.dumps(list(frontier)),
+                    scope.tenant_id,
+                    scope.tenant_id,
+                    scope.tenant_id,
+                    json.dumps(list(edge_types)),
+                ),
             ).fetchall()
         excluded = set(exclude)
         best: dict[str, Adjacency] = {}
@@ -224,7 +230,13 @@ class EmbeddedStore:
                 (scope.tenant_id, json.dumps(list(edge_types)), ids, ids),
             ).fetchall()
         edges = [
-            EdgeRecord(row["tenant_id"], row["edge_type"], row["from_node_id"], row["to_node_id"], json.loads(row["properties"]))
+            EdgeRecord(
+                row["tenant_id"],
+                row["edge_type"],
+                row["from_node_id"],
+                row["to_node_id"],
+                json.loads(row["properties"]),
+            )
             for row in rows
         ]
         return sorted(edges, key=edge_sort_key)
@@ -282,7 +294,9 @@ class EmbeddedStore:
             if replace:
                 tenants = json.dumps(sorted({node.tenant_id for node in nodes}))
                 for table in ("nodes", "edges", "vectors"):
-                    connection.execute(f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,))
+                    connection.execute(
+                        f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
+                    )
             connection.executemany(
                 "INSERT OR REPLACE INTO profiles (profile_id, embedder_name, dimension) VALUES (?, ?, ?)",
                 [(p.profile_id, p.embedder_name, p.dimension) for p in profiles],
@@ -290,8 +304,18 @@ class EmbeddedStore:
             connection.executemany(
                 f"INSERT OR REPLACE INTO nodes ({_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (n.tenant_id, n.node_id, n.node_type, n.project_key, n.title, n.url, int(n.secured),
-                     _dumps(list(n.acl)), _dumps(dict(n.text)), _dumps(dict(n.properties)))
+                    (
+                        n.tenant_id,
+                        n.node_id,
+                        n.node_type,
+                        n.project_key,
+                        n.title,
+                        n.url,
+                        int(n.secured),
+                        _dumps(list(n.acl)),
+                        _dumps(dict(n.text)),
+                        _dumps(dict(n.properties)),
+                    )
                     for n in nodes
                 ],
             )
@@ -304,8 +328,15 @@ class EmbeddedStore:
                 "INSERT OR REPLACE INTO vectors (tenant_id, profile_id, node_id, project_key, secured, acl, vector)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (v.tenant_id, v.profile_id, v.node_id, v.project_key, int(v.secured), _dumps(list(v.acl)),
-                     array("f", v.vector).tobytes())
+                    (
+                        v.tenant_id,
+                        v.profile_id,
+                        v.node_id,
+                        v.project_key,
+                        int(v.secured),
+                        _dumps(list(v.acl)),
+                        array("f", v.vector).tobytes(),
+                    )
                     for v in vectors
                 ],
             )

@@ -1,0 +1,173 @@
+"""The ``brain-graph`` command line: ``demo``, ``load`` and ``search``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from brain_graph.config import Settings, build_services
+from brain_graph.contracts import BrainSearchResult
+from brain_graph.dataset import example_dataset_path, load_dataset, read_dataset
+from brain_graph.errors import AuthorizationError, BrainGraphError, InvalidRequestError
+from brain_graph.graph import build_graph
+from brain_graph.security import Principal
+from brain_graph.services import SearchServices
+from brain_graph.state import BrainSearchContext, BrainSearchInput
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Deterministic GraphRAG search for LangGraph.")
+err = Console(stderr=True, highlight=False)
+
+DEMO_SEARCHES: tuple[dict[str, Any], ...] = (
+    {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}},
+    {
+        "queryText": "duplicate card charges idempotency",
+        "filter": {"tenantId": "acme", "projectKey": "PAY", "secured": False},
+        "options": {"topK": 5, "expandDepth": 2},
+    },
+)
+EXIT_CODES: dict[type[BrainGraphError], int] = {InvalidRequestError: 2, AuthorizationError: 3}
+
+
+def _fail(error: BrainGraphError) -> typer.Exit:
+    err.print(f"error: {error}", markup=False)
+    return typer.Exit(code=next((c for t, c in EXIT_CODES.items() if isinstance(error, t)), 1))
+
+
+def _services(store: Path | None) -> SearchServices:
+    settings = Settings()
+    if store is not None:
+        settings = settings.model_copy(update={"backend": "embedded", "store_path": store})
+    return build_services(settings)
+
+
+def _load(services: SearchServices, path: Path, replace: bool) -> None:
+    dataset = read_dataset(path)
+    total = sum(
+        1 for profile in services.profiles.profiles for node in dataset.nodes if node.node_type in profile.node_types
+    )
+    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("embed", total=total)
+        counts = load_dataset(
+            dataset, services.backend, services.profiles, replace=replace, progress=lambda n: progress.advance(task, n)
+        )
+    err.print(
+        f"loaded {counts[0]} nodes, {counts[1]} edges, {counts[2]} vectors from {path} "
+        f"into the {services.backend.name} backend"
+    )
+
+
+@app.command()
+def load(
+    path: Annotated[Path | None, typer.Argument(help="Dataset file (JSON, see examples/data/README.md).")] = None,
+    example: Annotated[bool, typer.Option("--example", help="Load the bundled example graph.")] = False,
+    merge: Annotated[bool, typer.Option("--merge", help="Upsert into the tenants instead of replacing them.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+) -> None:
+    """Load a dataset into the configured backend (idempotent; replaces the dataset's tenants)."""
+    if (path is None) == (not example):
+        err.print("error: give a dataset PATH or --example (not both)")
+        raise typer.Exit(code=2)
+    source = example_dataset_path() if example else path
+    assert source is not None
+    try:
+        services = _services(store)
+        try:
+            _load(services, source, replace=not merge)
+        finally:
+            services.backend.close()
+    except BrainGraphError as error:
+        raise _fail(error) from None
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Query text.")],
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (required).")],
+    project: Annotated[str | None, typer.Option("--project", help="Project key filter.")] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="Profile kind (repeatable): work, doc, code.")
+    ] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Number of hits (default 20).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="Expansion depth (default 1).")] = None,
+    max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Node cap (default 200).")] = None,
+    max_episodes: Annotated[int | None, typer.Option("--max-episodes", help="Episode cap (default 10).")] = None,
+    public: Annotated[
+        bool, typer.Option("--public", help="Search public items only (filter.secured=false); no principal needed.")
+    ] = False,
+    principal: Annotated[str | None, typer.Option("--principal", help="Principal id for secured search.")] = None,
+    group: Annotated[list[str] | None, typer.Option("--group", help="Principal group (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as camelCase JSON.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+) -> None:
+    """Search and print the markdown prompt pack (or the full result with --json)."""
+    options = {
+        key: value
+        for key, value in {
+            "topK": top_k,
+            "expandDepth": depth,
+            "maxNodes": max_nodes,
+            "maxEpisodes": max_episodes,
+        }.items()
+        if value is not None
+    }
+    request: dict[str, Any] = {
+        "queryText": query,
+        "filter": {"tenantId": tenant, "projectKey": project, "profileKindIn": kind or None, "secured": not public},
+        "options": options,
+    }
+    who = Principal(principal, tuple(group or ())) if principal else None
+    try:
+        services = _services(store)
+        try:
+            output = build_graph(services).invoke(
+                cast(BrainSearchInput, request), context=BrainSearchContext(principal=who)
+            )
+        finally:
+            services.backend.close()
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    result = BrainSearchResult.model_validate(output)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(result.prompt_pack.context_markdown)
+
+
+@app.command()
+def demo(
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (default: the configured one).")] = None,
+) -> None:
+    """Load the example graph into the local embedded store and run example searches."""
+    try:
+        settings = Settings()
+        settings = settings.model_copy(
+            update={"backend": "embedded", "store_path": store or settings.resolved_store_path}
+        )
+        services = build_services(settings)
+        _load(services, example_dataset_path(), replace=True)
+        graph = build_graph(services)
+        for request in DEMO_SEARCHES:
+            err.rule(f"search: {request['queryText']!r} tenant={request['filter']['tenantId']}")
+            result = BrainSearchResult.model_validate(graph.invoke(cast(BrainSearchInput, request)))
+            sys.stdout.write(result.prompt_pack.context_markdown + "\n")
+        secured = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme", "secured": True}}
+        err.rule("secured search as principal alice (group security)")
+        result = BrainSearchResult.model_validate(
+            graph.invoke(
+                cast(BrainSearchInput, secured), context=BrainSearchContext(principal=Principal("alice", ("security",)))
+            )
+        )
+        sys.stdout.write(result.prompt_pack.context_markdown)
+        err.print(f"store: {settings.resolved_store_path}")
+    except BrainGraphError as error:
+        raise _fail(error) from None
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()

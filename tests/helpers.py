@@ -1,0 +1,119 @@
+"""Test data builders shared by the test modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from brain_graph.dataset import Dataset, load_dataset
+from brain_graph.services import SearchServices
+from brain_graph.stores.embedded import EmbeddedStore
+
+
+def node(tenant: str, node_id: str, node_type: str, title: str | None, **extra: Any) -> dict[str, Any]:
+    """A dataset node with defaults."""
+    return {
+        "tenantId": tenant,
+        "id": node_id,
+        "nodeType": node_type,
+        "projectKey": extra.pop("project", "P"),
+        "title": title,
+        **extra,
+    }
+
+
+def edge(tenant: str, edge_type: str, source: str, target: str) -> dict[str, Any]:
+    """A dataset edge."""
+    return {"tenantId": tenant, "edgeType": edge_type, "fromNodeId": source, "toNodeId": target}
+
+
+SMALL_GRAPH: dict[str, Any] = {
+    "nodes": [
+        node(
+            "t1",
+            "w1",
+            "cdm.work_item",
+            "Fix token refresh race",
+            url="https://t/w1",
+            text={"summary": "Token refresh fails under concurrent load.", "description": "Details " * 200},
+        ),
+        node(
+            "t1",
+            "w2",
+            "cdm.work_item",
+            "Token refresh metrics",
+            url="https://t/w2",
+            text={"summary": "Add metrics for token refresh latency."},
+        ),
+        node(
+            "t1",
+            "w3",
+            "cdm.work_item",
+            "Billing export",
+            project="Q",
+            url="https://t/w3",
+            text={"summary": "Export invoices as CSV."},
+        ),
+        node(
+            "t1",
+            "d1",
+            "cdm.doc",
+            "Token refresh design",
+            url="https://t/d1",
+            text={"body": "How token refresh works. " * 150},
+        ),
+        node(
+            "t1",
+            "d2",
+            "cdm.doc",
+            "Token refresh outage postmortem",
+            url="https://t/d2",
+            secured=True,
+            acl=["group:security"],
+            text={"body": "Root cause of the token refresh outage."},
+        ),
+        node(
+            "t1",
+            "c1",
+            "code.file",
+            "auth/token_refresh.py",
+            url="https://t/c1",
+            text={"summary": "Token refresh client.", "body": "def refresh(token):\n    return token\n"},
+        ),
+        node("t1", "s1", "signal.instance", "Token refresh error rate alert", text={"summary": "5xx on /token"}),
+        node("t1", "s2", "signal.instance", "Secret incident", secured=True, acl=["user:carol"]),
+        node("t1", "k1", "kg.cluster", "Token refresh outage", properties={"clusterKind": "episode"}),
+        node("t1", "k2", "kg.cluster", "Observability theme", properties={"clusterKind": "theme"}),
+        node("t1", "p1", "cdm.person", "Alice Example", project=None, properties={"email": "alice@example.com"}),
+        node("t2", "w1", "cdm.work_item", "Token refresh in tenant two", text={"summary": "Token refresh again."}),
+        node("t2", "k9", "kg.cluster", "Other tenant episode", properties={"clusterKind": "episode"}),
+    ],
+    "edges": [
+        edge("t1", "HAS_SIGNAL", "w1", "s1"),
+        edge("t1", "HAS_SIGNAL", "w1", "s2"),
+        edge("t1", "IN_CLUSTER", "w1", "k1"),
+        edge("t1", "IN_CLUSTER", "d1", "k1"),
+        edge("t1", "IN_CLUSTER", "d2", "k1"),
+        edge("t1", "IN_CLUSTER", "w2", "k2"),
+        edge("t1", "IN_CLUSTER", "w1", "k2"),
+        edge("t1", "REFERENCES", "w1", "d1"),
+        edge("t1", "REFERENCES", "w2", "d2"),
+        edge("t1", "IMPLEMENTED_BY", "w1", "c1"),
+        edge("t1", "ASSIGNED_TO", "w1", "p1"),
+        edge("t2", "IN_CLUSTER", "w1", "k9"),
+    ],
+}
+
+
+def make_store(tmp_path: Path, data: dict[str, Any] | Dataset, name: str = "store.sqlite3") -> SearchServices:
+    """An embedded store in ``tmp_path`` loaded with ``data``, and services over it."""
+    store = EmbeddedStore(tmp_path / name)
+    services = SearchServices(backend=store)
+    dataset = data if isinstance(data, Dataset) else Dataset.model_validate(data)
+    load_dataset(dataset, store, services.profiles)
+    return services
+
+
+def request(query: str, tenant: str = "t1", *, secured: bool = False, **options: Any) -> dict[str, Any]:
+    """A graph input with ``secured`` false by default (public items only)."""
+    return {"queryText": query, "filter": {"tenantId": tenant, "secured": secured}, "options": options}

@@ -1,0 +1,197 @@
+"""Each pipeline step on its own, over the small hand-made graph in a real embedded store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from brain_graph.contracts import BrainSearchHit
+from brain_graph.embeddings import LexicalHashEmbeddings
+from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
+from brain_graph.nodes.retrieve import merge_hits
+from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
+from brain_graph.services import SearchLimits, SearchServices
+from brain_graph.state import BrainSearchState
+from brain_graph.steps import StepDeps
+from brain_graph.stores.base import VectorHit
+from tests.helpers import request
+
+
+def deps(services: SearchServices) -> StepDeps:
+    return StepDeps(services=services, principal=None)
+
+
+def run_until(step_name: str, services: SearchServices, raw: dict[str, Any]) -> BrainSearchState:
+    """Run the steps before ``step_name`` and return the accumulated state."""
+    state: dict[str, Any] = dict(raw)
+    for name, step in (
+        ("embed", embed),
+        ("retrieve", retrieve),
+        ("expand", expand),
+        ("score_episodes", score_episodes),
+        ("assemble_passages", assemble_passages),
+    ):
+        if name == step_name:
+            break
+        state.update(step(state, deps(services)))  # type: ignore[arg-type]
+    return state  # type: ignore[return-value]
+
+
+class CountingEmbeddings(Embeddings):
+    def __init__(self) -> None:
+        self.inner = LexicalHashEmbeddings()
+        self.queries = 0
+        self.name = self.inner.name
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries += 1
+        return self.inner.embed_query(text)
+
+
+def test_embed_once_per_distinct_embedder(small_services: SearchServices) -> None:
+    shared, other = CountingEmbeddings(), CountingEmbeddings()
+    registry = ProfileRegistry(
+        profiles=(
+            EmbeddingProfile("a", "work", "shared", 256, ("cdm.work_item",), ("title",)),
+            EmbeddingProfile("b", "doc", "shared", 256, ("cdm.doc",), ("title",)),
+            EmbeddingProfile("c", "code", "other", 256, ("code.file",), ("title",)),
+        ),
+        embedders={"shared": shared, "other": other},
+    )
+    services = SearchServices(backend=small_services.backend, profiles=registry)
+    update = embed(request("token"), deps(services))  # type: ignore[arg-type]
+    assert sorted(update["queryVectors"]) == ["other", "shared"]
+    assert (shared.queries, other.queries) == (1, 1)
+    only_work = request("token") | {"filter": {"tenantId": "t1", "secured": False, "profileKindIn": ["work"]}}
+    assert list(embed(only_work, deps(services))["queryVectors"]) == ["shared"]  # type: ignore[arg-type]
+
+
+def test_retrieve_orders_by_score_then_node_id_and_filters(small_services: SearchServices) -> None:
+    state = run_until("retrieve", small_services, request("token refresh", topK=10))
+    hits = retrieve(state, deps(small_services))["hits"]
+    assert [(-h.score, h.node_id) for h in hits] == sorted((-h.score, h.node_id) for h in hits)
+    assert {h.node_id for h in hits} == {"w1", "w2", "w3", "d1"}  # public work + doc in t1
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    assert hits[0].title
+    assert hits[0].url
+    scoped = request("token refresh") | {"filter": {"tenantId": "t1", "secured": False, "projectKey": "Q"}}
+    state = run_until("retrieve", small_services, scoped)
+    assert [h.node_id for h in retrieve(state, deps(small_services))["hits"]] == ["w3"]
+
+
+def test_merge_hits_keeps_best_profile_and_breaks_ties_by_node_id() -> None:
+    raw = [VectorHit("b", "p2", 0.5), VectorHit("a", "p1", 0.5), VectorHit("b", "p1", 0.5), VectorHit("c", "p1", 0.9)]
+    assert merge_hits(raw, 10) == [VectorHit("c", "p1", 0.9), VectorHit("a", "p1", 0.5), VectorHit("b", "p1", 0.5)]
+    assert merge_hits(raw, 2) == [VectorHit("c", "p1", 0.9), VectorHit("a", "p1", 0.5)]
+
+
+def hits(*ids: str) -> list[BrainSearchHit]:
+    return [
+        BrainSearchHit(
+            node_id=i,
+            node_type="cdm.work_item",
+            profile_id="cdm.work.summary",
+            profile_kind="work",
+            score=round(0.9 - n / 100, 6),
+        )
+        for n, i in enumerate(ids)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "nodes", "edges"),
+    [
+        ({"expandDepth": 0}, ["w1", "w2"], []),
+        # edges: every allowed edge between admitted nodes (d1>k1 too), ordered by type, from, to
+        # hop 1 from w1 (rank 0) first, by edge type then node id; then from w2 (k2 already admitted)
+        (
+            {"expandDepth": 1},
+            ["w1", "w2", "s1", "c1", "k1", "k2", "d1"],
+            [
+                "HAS_SIGNAL w1>s1",
+                "IMPLEMENTED_BY w1>c1",
+                "IN_CLUSTER d1>k1",
+                "IN_CLUSTER w1>k1",
+                "IN_CLUSTER w1>k2",
+                "IN_CLUSTER w2>k2",
+                "REFERENCES w1>d1",
+            ],
+        ),
+        # hop 2 reaches nothing new that is visible (d2 is secured), so the cap is not reached
+        ({"expandDepth": 2, "maxNodes": 8}, ["w1", "w2", "s1", "c1", "k1", "k2", "d1"], None),
+        ({"expandDepth": 1, "maxNodes": 4}, ["w1", "w2", "s1", "c1"], None),
+        ({"expandDepth": 1, "includeSignals": False, "includeClusters": False}, ["w1", "w2", "c1", "d1"], None),
+    ],
+)
+def test_expand_admits_nodes_in_a_total_order(
+    small_services: SearchServices, options: dict[str, Any], nodes: list[str], edges: list[str] | None
+) -> None:
+    state = {**request("token", **options), "hits": hits("w1", "w2")}
+    update = expand(state, deps(small_services))  # type: ignore[arg-type]
+    assert [n.node_id for n in update["graphNodes"]] == nodes
+    if edges is not None:
+        assert [f"{e.edge_type} {e.from_node_id}>{e.to_node_id}" for e in update["graphEdges"]] == edges
+
+
+def test_expand_depth_two_reaches_second_hop_but_not_secured_or_people(small_services: SearchServices) -> None:
+    state = {**request("token", expandDepth=2), "hits": hits("w2")}
+    ids = [n.node_id for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
+    assert ids == ["w2", "k2", "w1"]  # hop 1: k2 (d2 is secured); hop 2: w1 via k2
+    state = {**request("token", expandDepth=3), "hits": hits("w2")}
+    ids = [n.node_id for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
+    assert ids == ["w2", "k2", "w1", "s1", "c1", "k1", "d1"]
+    assert not {"d2", "s2", "p1"} & set(ids)
+
+
+def test_score_episodes_sums_member_scores(small_services: SearchServices) -> None:
+    state = {**request("token", maxEpisodes=5), "hits": hits("w1", "w2", "d1")}
+    update = score_episodes(state, deps(small_services))  # type: ignore[arg-type]
+    episodes = {e.cluster_node_id: e for e in update["episodes"]}
+    assert episodes["k1"].member_node_ids == ["w1", "d1"]
+    assert episodes["k1"].score == round(0.9 + 0.88, 6)
+    assert episodes["k1"].size == 2  # d2 is secured and not visible
+    assert episodes["k2"].member_node_ids == ["w1", "w2"]
+    assert episodes["k2"].score == round(0.9 + 0.89, 6)
+    assert [e.cluster_node_id for e in update["episodes"]] == ["k2", "k1"]
+    assert update["episodeLabels"]["k1"] == "Token refresh outage"
+    limited = score_episodes({**state, **request("token", maxEpisodes=1)}, deps(small_services))  # type: ignore[arg-type]
+    assert len(limited["episodes"]) == 1
+    off = score_episodes({**state, **request("token", includeEpisodes=False)}, deps(small_services))  # type: ignore[arg-type]
+    assert off["episodes"] == []
+
+
+def test_passages_stop_at_the_budget(small_services: SearchServices) -> None:
+    limits = SearchLimits(passage_budget_chars=700, doc_excerpt_chars=500, description_excerpt_chars=300)
+    services = SearchServices(backend=small_services.backend, limits=limits)
+    state = {**request("token"), "hits": hits("d1", "w1", "w2", "w3")}
+    passages = assemble_passages(state, deps(services))["passages"]  # type: ignore[arg-type]
+    assert [p.source_node_id for p in passages] == ["d1"]  # w1 would be cut below the minimum passage size
+    assert sum(len(p.text) for p in passages) <= 700
+
+
+def test_passages_are_bounded(small_services: SearchServices) -> None:
+    limits = SearchLimits(passage_budget_chars=1200, doc_excerpt_chars=500, description_excerpt_chars=300)
+    services = SearchServices(backend=small_services.backend, limits=limits)
+    state = {**request("token"), "hits": hits("d1", "w1", "w2", "w3")}
+    passages = assemble_passages(state, deps(services))["passages"]  # type: ignore[arg-type]
+    assert [p.source_kind for p in passages] == ["doc", "work", "work", "work"]
+    assert sum(len(p.text) for p in passages) <= 1200
+    assert passages[0].text.startswith("Token refresh design\n\n")
+    assert "[truncated:" in passages[0].text
+    assert len(passages[0].text) <= len("Token refresh design\n\n") + 500
+
+
+def test_build_pack_cites_every_hit_in_rank_order(small_services: SearchServices) -> None:
+    state = run_until("assemble_passages", small_services, request("token refresh", topK=3))
+    state.update(assemble_passages(state, deps(small_services)))  # type: ignore[typeddict-item]
+    pack = build_pack(state, deps(small_services))["promptPack"]
+    assert [c.source_node_id for c in pack.citations] == [h.node_id for h in state["hits"]]
+    assert pack.context_markdown.startswith("# Brain search context\n\n**Query:** token refresh\n")
+    for number, citation in enumerate(pack.citations, 1):
+        assert f"### [{number}] `{citation.source_node_id}` (" in pack.context_markdown
+        assert f"- [{number}] **{citation.title}** `{citation.source_node_id}`" in pack.context_markdown

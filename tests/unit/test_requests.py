@@ -1,0 +1,94 @@
+"""Every rejected input gets a typed error naming the field and the allowed range."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchRequest
+from brain_graph.errors import InvalidRequestError
+from brain_graph.graph import BrainSearchGraph
+from brain_graph.requests import read_request
+from brain_graph.services import SearchLimits, SearchServices
+from tests.helpers import request
+
+BASE: dict[str, Any] = {"queryText": "token", "filter": {"tenantId": "t1", "secured": False}}
+
+
+def with_options(**options: Any) -> dict[str, Any]:
+    return {**BASE, "options": options}
+
+
+REJECTED = [
+    pytest.param({**BASE, "queryText": ""}, "queryText", "at least 1 character", id="empty-query"),
+    pytest.param({**BASE, "queryText": "   "}, "queryText", "white space", id="blank-query"),
+    pytest.param({**BASE, "queryText": "x" * 2001}, "queryText", "at most 2000", id="query-too-long"),
+    pytest.param({"filter": BASE["filter"]}, "queryText", "Field required", id="missing-query"),
+    pytest.param({"queryText": "token"}, "filter", "Field required", id="missing-filter"),
+    pytest.param({**BASE, "filter": {}}, "filter.tenantId", "Field required", id="missing-tenant"),
+    pytest.param({**BASE, "filter": {"tenantId": ""}}, "filter.tenantId", "at least 1", id="empty-tenant"),
+    pytest.param({**BASE, "filter": {"tenantId": "  "}}, "filter.tenantId", "blank", id="blank-tenant"),
+    pytest.param(with_options(topK=0), "options.topK", "greater than or equal to 1", id="topK-0"),
+    pytest.param(with_options(topK=101), "options.topK", "less than or equal to 100", id="topK-101"),
+    pytest.param(with_options(maxNodes=0), "options.maxNodes", "greater than or equal to 1", id="maxNodes-0"),
+    pytest.param(with_options(maxNodes=1001), "options.maxNodes", "less than or equal to 1000", id="maxNodes-1001"),
+    pytest.param(with_options(maxEpisodes=-1), "options.maxEpisodes", "greater than or equal to 0", id="maxEp--1"),
+    pytest.param(with_options(maxEpisodes=51), "options.maxEpisodes", "less than or equal to 50", id="maxEp-51"),
+    pytest.param(with_options(expandDepth=-1), "options.expandDepth", "greater than or equal to 0", id="depth--1"),
+    pytest.param(with_options(expandDepth=4), "options.expandDepth", "between 0 and 3", id="depth-4"),
+    pytest.param(with_options(topK="many"), "options.topK", "valid integer", id="topK-not-int"),
+    pytest.param(with_options(colour="red"), "options.colour", "Extra inputs", id="unknown-option"),
+    pytest.param(
+        {**BASE, "filter": {"tenantId": "t1", "profileKindIn": ["work", "video"]}},
+        "filter.profileKindIn",
+        "unknown profile kind(s) ['video']",
+        id="unknown-kind",
+    ),
+    pytest.param(
+        {**BASE, "filter": {"tenantId": "t1", "profileKindIn": []}},
+        "filter.profileKindIn",
+        "must not be empty",
+        id="empty-kinds",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "field", "message"), REJECTED)
+def test_rejected_requests_name_the_field(
+    small_graph: BrainSearchGraph, raw: dict[str, Any], field: str, message: str
+) -> None:
+    with pytest.raises(InvalidRequestError) as caught:
+        small_graph.invoke(raw)
+    assert caught.value.field == field
+    assert message in str(caught.value)
+    assert str(caught.value).startswith(f"invalid request: {field}: ")
+
+
+def test_maximum_depth_is_configurable(small_services: SearchServices) -> None:
+    deeper = SearchServices(backend=small_services.backend, limits=SearchLimits(max_expand_depth=5))
+    assert read_request(with_options(expandDepth=5), deeper).options.expand_depth == 5
+    with pytest.raises(InvalidRequestError, match="between 0 and 5"):
+        read_request(with_options(expandDepth=6), deeper)
+
+
+def test_defaults_are_the_seeds() -> None:
+    options = BrainSearchOptionsInput()
+    assert options.to_wire() == {
+        "topK": 20,
+        "maxEpisodes": 10,
+        "expandDepth": 1,
+        "maxNodes": 200,
+        "includeEpisodes": True,
+        "includeSignals": True,
+        "includeClusters": True,
+    }
+    parsed = BrainSearchRequest.model_validate(BASE | {"filter": {"tenantId": "t1"}})
+    assert parsed.filter.secured is True
+    assert parsed.filter.project_key is None
+
+
+def test_accepted_request_is_normalised_in_the_state(small_graph: BrainSearchGraph) -> None:
+    state = small_graph.invoke(request("token", topK=3), output_keys=["filter", "options"])
+    assert state["options"].top_k == 3
+    assert state["options"].max_nodes == 200
