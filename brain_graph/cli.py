@@ -21,7 +21,7 @@ from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Deterministic GraphRAG search for LangGraph.")
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 DEMO_SEARCHES: tuple[dict[str, Any], ...] = (
     {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}},
@@ -35,7 +35,7 @@ EXIT_CODES: dict[type[BrainGraphError], int] = {InvalidRequestError: 2, Authoriz
 
 
 def _fail(error: BrainGraphError) -> typer.Exit:
-    err.print(f"error: {error}", markup=False)
+    sys.stderr.write(f"error: {error}\n")
     return typer.Exit(code=next((c for t, c in EXIT_CODES.items() if isinstance(error, t)), 1))
 
 
@@ -71,7 +71,7 @@ def load(
 ) -> None:
     """Load a dataset into the configured backend (idempotent; replaces the dataset's tenants)."""
     if (path is None) == (not example):
-        err.print("error: give a dataset PATH or --example (not both)")
+        sys.stderr.write("error: give a dataset PATH or --example (not both)\n")
         raise typer.Exit(code=2)
     source = example_dataset_path() if example else path
     assert source is not None
@@ -171,3 +171,7 @@ def demo(
 
 def main() -> None:  # pragma: no cover - console entry
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from brain_graph.edges import check_edge_type
-from brain_graph.errors import BrainGraphError, DatasetError
+from brain_graph.errors import BrainGraphError, ConfigurationError, DatasetError
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, StorageBackend, VectorRecord
 
@@ -80,7 +80,10 @@ class Dataset(_Strict):
                 raise ValueError(f"duplicate node {node.id!r} in tenant {node.tenant_id!r}")
             keys.add(key)
         for edge in self.edges:
-            check_edge_type(edge.edge_type)
+            try:
+                check_edge_type(edge.edge_type)
+            except ConfigurationError as error:
+                raise ValueError(str(error)) from None
             for end in (edge.from_node_id, edge.to_node_id):
                 if (edge.tenant_id, end) not in keys:
                     raise ValueError(

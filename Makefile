@@ -1,0 +1,40 @@
+# brain-graph developer commands. `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install demo test lint format services-up services-down bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python  ## Create the virtualenv and install brain-graph with its dev tools
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+
+demo: install  ## Load the example graph into the embedded store and run example searches
+	$(BIN)/brain-graph demo
+
+test: install  ## Lint, type-check and run the whole suite against real Neo4j + Weaviate
+	scripts/test
+
+lint: install  ## ruff + mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+services-up:  ## Start Neo4j + Weaviate; prints the export lines
+	scripts/services up
+
+services-down:
+	scripts/services down
+
+bench: install  ## Search/load benchmarks on both backends (starts the servers)
+	scripts/bench
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,84 @@
+"""The ``brain-graph`` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from brain_graph.cli import app
+from tests.helpers import SMALL_GRAPH
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def loaded_store(tmp_path: Path) -> Path:
+    dataset = tmp_path / "graph.json"
+    dataset.write_text(json.dumps(SMALL_GRAPH), encoding="utf-8")
+    store = tmp_path / "store.sqlite3"
+    result = runner.invoke(app, ["load", str(dataset), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "loaded 13 nodes, 12 edges" in result.output
+    return store
+
+
+def test_search_prints_the_markdown_pack(loaded_store: Path) -> None:
+    result = runner.invoke(app, ["search", "token refresh", "--tenant", "t1", "--public", "--store", str(loaded_store)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# Brain search context\n\n**Query:** token refresh\n")
+
+
+def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
+    args = ["search", "token refresh", "--tenant", "t1", "--public", "--top-k", "2", "--depth", "0", "--json"]
+    result = runner.invoke(app, [*args, "--store", str(loaded_store)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert list(payload) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack"]
+    assert len(payload["hits"]) == 2
+    assert set(payload["hits"][0]) == {"nodeId", "nodeType", "profileId", "profileKind", "score", "title", "url"}
+    assert set(payload["promptPack"]) == {"contextMarkdown", "citations"}
+
+
+def test_secured_search_with_a_principal(loaded_store: Path) -> None:
+    args = ["search", "token refresh outage postmortem", "--tenant", "t1", "--principal", "bob", "--group", "security"]
+    result = runner.invoke(app, [*args, "--json", "--store", str(loaded_store)])
+    assert result.exit_code == 0, result.output
+    assert "d2" in {hit["nodeId"] for hit in json.loads(result.stdout)["hits"]}
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--top-k", "500", "--public"], 2, "error: invalid request: options.topK: Input should be less than or equal"),
+        (["--kind", "video", "--public"], 2, "error: invalid request: filter.profileKindIn: unknown profile kind"),
+        ([], 3, "error: filter.secured is true but the request has no principal"),
+    ],
+)
+def test_errors_are_one_line_with_an_exit_code(loaded_store: Path, args: list[str], code: int, message: str) -> None:
+    result = runner.invoke(app, ["search", "token", "--tenant", "t1", *args, "--store", str(loaded_store)])
+    assert result.exit_code == code
+    assert result.stderr.startswith(message)
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_load_needs_a_path_or_example() -> None:
+    result = runner.invoke(app, ["load"])
+    assert result.exit_code == 2
+    assert "give a dataset PATH or --example" in result.stderr
+
+
+def test_the_installed_command_reports_a_bad_dataset_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"nodes": [], "edges": [{"tenantId": "t"}]}', encoding="utf-8")
+    command = [sys.executable, "-m", "brain_graph.cli", "load", str(bad), "--store", str(tmp_path / "s.sqlite3")]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert completed.returncode == 1
+    assert completed.stderr.startswith(f"error: {bad}: edges.0.edgeType: Field required")
+    assert "Traceback" not in completed.stderr
+    assert not (tmp_path / "s.sqlite3").exists()

@@ -1,0 +1,130 @@
+"""Dataset loading: validation, idempotency and atomicity of the embedded store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brain_graph.contracts import BrainSearchResult
+from brain_graph.dataset import Dataset, index_info, load_dataset, read_dataset
+from brain_graph.errors import DatasetError
+from brain_graph.graph import build_graph
+from brain_graph.services import SearchServices
+from brain_graph.stores.base import VectorRecord
+from brain_graph.stores.embedded import EmbeddedStore
+from tests.helpers import SMALL_GRAPH, edge, make_store, request
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def search_wire(services: SearchServices) -> dict[str, object]:
+    output = build_graph(services).invoke(request("token refresh", expandDepth=2))
+    return BrainSearchResult.model_validate(output).to_wire()
+
+
+def test_loading_twice_gives_the_same_result(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    first = search_wire(services)
+    load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, services.profiles)
+    assert search_wire(services) == first
+
+
+CRASH_DURING_LOAD = """
+import os, sys
+from brain_graph.dataset import Dataset, embed_nodes, index_info
+from brain_graph.profiles import default_profiles
+from brain_graph.stores.base import VectorRecord
+from brain_graph.stores.base import VectorRecord
+from brain_graph.stores.embedded import EmbeddedStore
+from tests.helpers import SMALL_GRAPH
+
+class CrashingVector:
+    def __len__(self):
+        return 1
+
+    def __iter__(self):
+        os._exit(3)  # the process dies mid-transaction: no rollback, no cleanup
+
+    __getitem__ = __iter__
+
+data = Dataset.model_validate(SMALL_GRAPH | {"nodes": [dict(n, title="Renamed") for n in SMALL_GRAPH["nodes"]]})
+registry = default_profiles()
+nodes = data.node_records()
+vectors = embed_nodes(nodes, registry)
+vectors[-1] = VectorRecord(**{**vectors[-1].__dict__, "vector": CrashingVector()})
+EmbeddedStore(sys.argv[1]).load(nodes, data.edge_records(), vectors, index_info(registry), replace=True)
+"""
+
+
+def test_a_load_killed_mid_write_keeps_the_previous_contents(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    before = search_wire(services)
+    store_path = str(tmp_path / "store.sqlite3")
+    crashed = subprocess.run([sys.executable, "-c", CRASH_DURING_LOAD, store_path], check=False, cwd=ROOT)
+    assert crashed.returncode == 3
+    assert search_wire(services) == before
+    assert "Renamed" not in json.dumps(before)
+
+
+def test_a_failing_write_rolls_back(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    before = search_wire(services)
+    store = services.backend
+    data = Dataset.model_validate(SMALL_GRAPH | {"nodes": [dict(n, title="Renamed") for n in SMALL_GRAPH["nodes"]]})
+    bad_vector = VectorRecord("t1", "w1", "cdm.work.summary", "P", False, (), ["not a number"])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        store.load(data.node_records(), data.edge_records(), [bad_vector], index_info(services.profiles), replace=True)
+    assert search_wire(services) == before
+
+
+def test_a_failing_embedder_writes_nothing(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    before = search_wire(services)
+
+    class Broken(type(services.profiles.embedders["default"])):  # type: ignore[misc]
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("provider down")
+
+    broken = services.profiles.__class__(services.profiles.profiles, {"default": Broken()})
+    with pytest.raises(DatasetError, match="embedding failed, nothing was written: provider down"):
+        load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, broken)
+    assert search_wire(services) == before
+
+
+def test_an_empty_store_gives_an_empty_result(tmp_path: Path) -> None:
+    services = SearchServices(backend=EmbeddedStore(tmp_path / "never-written.sqlite3"))
+    result = BrainSearchResult.model_validate(build_graph(services).invoke(request("anything")))
+    assert result.hits == []
+    assert result.prompt_pack.citations == []
+    assert "_No hits._" in result.prompt_pack.context_markdown
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d["edges"].append(edge("t1", "REFERENCES", "w1", "missing")), "no node 'missing'"),
+        (lambda d: d["edges"].append(edge("t2", "REFERENCES", "w1", "d1")), "edges never cross tenants"),
+        (lambda d: d["nodes"].append(dict(d["nodes"][0])), "duplicate node 'w1' in tenant 't1'"),
+        (lambda d: d["edges"].append(edge("t1", "bad type", "w1", "d1")), "UPPER_SNAKE_CASE"),
+        (lambda d: d["nodes"][0].update(colour="red"), "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_datasets_are_rejected_with_the_reason(tmp_path: Path, mutate: object, message: str) -> None:
+    data = json.loads(json.dumps(SMALL_GRAPH))
+    mutate(data)  # type: ignore[operator]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DatasetError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_dataset(path)
+
+
+def test_unreadable_files_are_dataset_errors(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="no such file"):
+        read_dataset(tmp_path / "missing.json")
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    with pytest.raises(DatasetError, match="not readable JSON"):
+        read_dataset(tmp_path / "broken.json")
