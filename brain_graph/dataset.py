@@ -127,13 +127,14 @@ def read_dataset(path: str | Path) -> Dataset:
 
 
 def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:
-    """The text a profile embeds for a node: its ``text_fields`` joined (title comes from the node)."""
+    """The text a profile embeds for a node: its ``text_fields`` joined (title comes from the node),
+    cut to the profile's ``max_chars``."""
     parts = []
     for name in profile.text_fields:
         value = node.title if name == "title" else node.text.get(name)
         if value:
             parts.append(value.strip())
-    return "\n".join(parts)
+    return "\n".join(parts)[: profile.max_chars]
 
 
 def embedder_name(registry: ProfileRegistry, profile: EmbeddingProfile) -> str:

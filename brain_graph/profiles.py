@@ -21,6 +21,9 @@ CLUSTER = "kg.cluster"
 class EmbeddingProfile:
     """One vector index: nodes of ``node_types`` embedded from ``text_fields`` by ``embedder_id``.
 
+    The embedded text is cut to ``max_chars`` (embedding models have input limits, and a long body
+    would otherwise drown its title).
+
     ``profile_kind`` is what callers filter on (``profileKindIn``); ``dimension`` is checked against
     the embedder's output and against the vectors the index already holds.
     """
@@ -32,6 +35,7 @@ class EmbeddingProfile:
     node_types: tuple[str, ...]
     text_fields: tuple[str, ...]
     default: bool = True
+    max_chars: int = 1_000
 
 
 @dataclass(frozen=True)

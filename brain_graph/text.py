@@ -19,10 +19,16 @@ def one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def excerpt(text: str, limit: int) -> str:
+def normalize_code(text: str) -> str:
+    """Code keeps its indentation: only line endings, trailing spaces and outer blank lines change."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    return "\n".join(lines).strip("\n")
+
+
+def excerpt(text: str, limit: int, *, code: bool = False) -> str:
     """At most ``limit`` characters of ``text``, cut at a line or word boundary, with a marker saying
-    how much was cut: ``… [truncated: N more characters]``."""
-    text = normalize(text)
+    how much was cut: ``… [truncated: N more characters]``. ``code`` keeps indentation."""
+    text = normalize_code(text) if code else normalize(text)
     if len(text) <= limit:
         return text
     marker_room = 40

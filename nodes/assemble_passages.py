@@ -24,7 +24,7 @@ def source_kind(node_type: str) -> SourceKind:
 
 def passage_text(node: NodeRecord, limits: SearchLimits) -> str:
     """Work item: title, summary, description excerpt. Doc: title, body excerpt. Code: path, summary,
-    code excerpt. Anything else: title and summary."""
+    fenced code excerpt (indentation kept). Anything else: title and summary."""
     text = node.text
     parts = [one_line(node.title)]
     kind = source_kind(node.node_type)
@@ -36,7 +36,11 @@ def passage_text(node: NodeRecord, limits: SearchLimits) -> str:
     elif kind == "doc":
         parts.append(excerpt(text.get("body", ""), limits.doc_excerpt_chars))
     elif kind == "code":
-        parts += [normalize(text.get("summary", "")), excerpt(text.get("body", ""), limits.code_excerpt_chars)]
+        parts.append(normalize(text.get("summary", "")))
+        code = excerpt(text.get("body", ""), limits.code_excerpt_chars, code=True)
+        if code:
+            language = str(node.properties.get("language", ""))
+            parts.append(f"```{language}\n{code}\n```")
     else:
         parts.append(normalize(text.get("summary", "")))
     return "\n\n".join(part for part in parts if part)

@@ -13,7 +13,7 @@ def test_same_text_same_vector_and_unit_norm() -> None:
     embedder = LexicalHashEmbeddings()
     first = embedder.embed_query("Token refresh race")
     assert first == embedder.embed_documents(["Token refresh race"])[0]
-    assert len(first) == 256
+    assert len(first) == 512
     assert abs(sum(v * v for v in first) - 1.0) < 1e-9
 
 
