@@ -55,6 +55,33 @@ def as_principal(value: Any) -> Principal | None:
     raise InvalidRequestError("context.principal", "must be an object with a non-empty principalId")
 
 
+def _user_claim(user: Any, key: str) -> Any:
+    """A claim of a LangGraph server user: an attribute, else an entry of its dict form."""
+    value = getattr(user, key, None)
+    if value is None and callable(getattr(user, "get", None)):
+        value = user.get(key)
+    return value
+
+
+def principal_from_user(user: Any) -> Principal | None:
+    """The principal of a user authenticated by the LangGraph server (custom auth): its ``identity``;
+    groups from a ``groups`` claim and from ``group:<name>`` permissions. ``None`` for an
+    unauthenticated user or one without an identity."""
+    if user is None or not _user_claim(user, "is_authenticated"):
+        return None
+    identity = _user_claim(user, "identity")
+    if not isinstance(identity, str) or not identity:
+        return None
+    groups: list[str] = []
+    claimed = _user_claim(user, "groups")
+    if isinstance(claimed, list | tuple):
+        groups.extend(str(group) for group in claimed)
+    permissions = _user_claim(user, "permissions")
+    if isinstance(permissions, list | tuple):
+        groups.extend(str(p).removeprefix("group:") for p in permissions if str(p).startswith("group:"))
+    return Principal(identity, tuple(sorted(set(groups))))
+
+
 def access_scope(request: BrainSearchRequest, principal: Principal | None, services: SearchServices) -> AccessScope:
     """The scope of this request; raises :class:`AuthorizationError` when secured mode has no principal."""
     return resolve_scope(request.filter.tenant_id, request.filter.secured, principal, services.service_principal)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from brain_graph.contracts import (
+    MAX_QUERY_CHARS,
     BrainGraphEdge,
     BrainGraphNode,
     BrainPromptPack,
@@ -22,11 +24,31 @@ from brain_graph.services import SearchServices
 
 
 class BrainSearchInput(TypedDict):
-    """What a caller sends: ``{queryText, filter, options}`` (the seed's ``brainSearch`` arguments)."""
+    """What a caller sends: ``{queryText, filter, options}`` (the seed's ``brainSearch`` arguments).
 
-    queryText: str
-    filter: BrainSearchFilterInput
-    options: NotRequired[BrainSearchOptionsInput]
+    The field annotations only document the JSON schema (LangGraph Studio's input form); ``embed``
+    validates the values against :class:`brain_graph.contracts.BrainSearchRequest`.
+    """
+
+    queryText: Annotated[
+        str,
+        Field(
+            title="Query text",
+            description="Natural-language query to search for.",
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+        ),
+    ]
+    filter: Annotated[
+        BrainSearchFilterInput,
+        Field(title="Filter", description="Tenant (required), project, profile kinds and secured mode."),
+    ]
+    options: NotRequired[
+        Annotated[
+            BrainSearchOptionsInput,
+            Field(title="Options", description="Bounds of the search; every option has a default."),
+        ]
+    ]
 
 
 class BrainSearchOutput(TypedDict):

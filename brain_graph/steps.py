@@ -15,12 +15,17 @@ from typing import Any
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from brain_graph.requests import as_principal
+from brain_graph.contracts import BrainPromptPack
+from brain_graph.errors import AuthorizationError
+from brain_graph.requests import as_principal, principal_from_user
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchState
 
 logger = logging.getLogger("brain_graph.pipeline")
+
+MAX_LOGGED_QUERY_CHARS = 200
+RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "episodes", "passages")
 
 
 @dataclass(frozen=True)
@@ -35,45 +40,113 @@ Step = Callable[[BrainSearchState, StepDeps], dict[str, Any]]
 ServicesProvider = Callable[[], SearchServices]
 
 
-def resolve_deps(context: Any, default_services: ServicesProvider) -> StepDeps:
-    """Services and principal from the run context (ours or a parent graph's), else the defaults."""
+def resolve_deps(context: Any, default_services: ServicesProvider, server_user: Any = None) -> StepDeps:
+    """Services and principal from the run context (ours or a parent graph's), else the defaults.
+
+    ``server_user`` is the user a LangGraph server put on the run (``Runtime.server_info.user``: with
+    custom auth, or LangSmith's own; none on a local ``langgraph dev`` without auth). When present it
+    alone decides the principal (see :func:`brain_graph.requests.principal_from_user`): a principal in
+    the run context is untrusted request data there, and one naming anyone else is refused.
+    """
     services = getattr(context, "services", None) if context is not None else None
     if isinstance(context, Mapping):
         services = context.get("services")
     if not isinstance(services, SearchServices):
         services = default_services()
     raw_principal = context.get("principal") if isinstance(context, Mapping) else getattr(context, "principal", None)
-    return StepDeps(services=services, principal=as_principal(raw_principal))
+    principal = as_principal(raw_principal)
+    if server_user is not None:
+        authenticated = principal_from_user(server_user)
+        if principal is not None and (authenticated is None or principal.principal_id != authenticated.principal_id):
+            raise AuthorizationError(
+                "context.principal does not match the authenticated user; on a server with authentication "
+                "the principal comes from the credentials, omit context.principal"
+            )
+        principal = authenticated
+    return StepDeps(services=services, principal=principal)
 
 
 def _debug_enabled() -> bool:
     return os.environ.get("DEBUG_PIPELINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _counts(update: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        key: len(value) if isinstance(value, list | dict) else type(value).__name__ for key, value in update.items()
-    }
+def _ensure_debug_output() -> None:
+    """With ``DEBUG_PIPELINE`` on, make the debug lines actually come out: the pipeline logger goes to
+    DEBUG unless the application chose its level, and writes to stderr itself when no handler
+    anywhere would receive its records (logging not configured at all)."""
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.DEBUG)
+    if not logger.hasHandlers():
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        logger.addHandler(handler)
+
+
+def _field(value: Any, name: str, alias: str) -> Any:
+    """A request field from the raw state (a mapping before ``embed`` validates it, a model after)."""
+    if isinstance(value, Mapping):
+        return value.get(alias, value.get(name))
+    return getattr(value, name, None)
+
+
+def _describe_input(state: Mapping[str, Any], deps: StepDeps) -> str:
+    """``query=... tenant=... project=... secured=... principal=...`` plus counts of the results so far."""
+    query = state.get("queryText")
+    text = query[:MAX_LOGGED_QUERY_CHARS] if isinstance(query, str) else query
+    raw_filter = state.get("filter")
+    parts = [
+        f"query={json.dumps(text, ensure_ascii=False)}",
+        f"tenant={_field(raw_filter, 'tenant_id', 'tenantId') or '-'}",
+        f"project={_field(raw_filter, 'project_key', 'projectKey') or '-'}",
+        f"secured={json.dumps(_field(raw_filter, 'secured', 'secured'))}",
+        f"principal={deps.principal.principal_id if deps.principal is not None else '-'}",
+    ]
+    parts += [f"{key}={len(state[key])}" for key in RESULT_KEYS if isinstance(state.get(key), list)]
+    return " ".join(parts)
+
+
+def _counts(update: Mapping[str, Any]) -> dict[str, int]:
+    """Sizes of what a step wrote: lengths of lists and maps, citations and characters of the pack."""
+    counts: dict[str, int] = {}
+    for key, value in update.items():
+        if isinstance(value, list | dict):
+            counts[key] = len(value)
+        elif isinstance(value, BrainPromptPack):
+            counts["citations"] = len(value.citations)
+            counts["contextChars"] = len(value.context_markdown)
+    return counts
 
 
 def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Callable[..., dict[str, Any]]:
     """A LangGraph node running ``step`` with dependencies from the runtime context.
 
-    Each node emits a ``custom`` stream event ``{"step", "ms", "counts"}`` and, with
-    ``DEBUG_PIPELINE=1``, ``PIPELINE <step>.in`` / ``.out`` debug log lines.
+    Each node emits a ``custom`` stream event ``{"step", "ms", "counts"}``. With ``DEBUG_PIPELINE=1``
+    it also logs (logger ``brain_graph.pipeline``, level DEBUG) ``PIPELINE <step>.in`` with the query,
+    tenant, project, secured flag, principal id and result counts so far, then ``PIPELINE <step>.out``
+    with the time taken and the counts written, or ``PIPELINE <step>.error``. Nothing is logged at
+    INFO or above.
     """
 
     def node(state: BrainSearchState, runtime: Runtime[BrainSearchContext]) -> dict[str, Any]:
-        deps = resolve_deps(runtime.context, default_services)
+        server_user = runtime.server_info.user if runtime.server_info is not None else None
+        deps = resolve_deps(runtime.context, default_services, server_user)
         debug = _debug_enabled()
         if debug:
-            logger.debug("PIPELINE %s.in | query=%s", name, json.dumps(state.get("queryText")))
+            _ensure_debug_output()
+            logger.debug("PIPELINE %s.in | %s", name, _describe_input(state, deps))
         started = time.perf_counter()
-        update = step(state, deps)
+        try:
+            update = step(state, deps)
+        except Exception as error:
+            if debug:
+                elapsed = (time.perf_counter() - started) * 1000
+                logger.debug("PIPELINE %s.error | ms=%.3f error=%s: %s", name, elapsed, type(error).__name__, error)
+            raise
         elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
         counts = _counts(update)
         if debug:
-            logger.debug("PIPELINE %s.out | ms=%.3f counts=%s", name, elapsed_ms, json.dumps(counts, sort_keys=True))
+            written = " ".join(f"{key}={value}" for key, value in counts.items())
+            logger.debug("PIPELINE %s.out | ms=%.3f %s", name, elapsed_ms, written)
         with contextlib.suppress(RuntimeError):  # outside a runnable context there is no stream
             get_stream_writer()({"step": name, "ms": elapsed_ms, "counts": counts})
         return update

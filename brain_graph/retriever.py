@@ -1,0 +1,100 @@
+"""A LangChain retriever over the brain_search graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchResult
+from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.security import Principal
+from brain_graph.services import SearchServices
+from brain_graph.state import BrainSearchContext, BrainSearchInput
+
+
+class BrainSearchRetriever(BaseRetriever):
+    """One brain_search per query; one :class:`Document` per passage, in rank order.
+
+    ``page_content`` is the passage text; ``metadata`` holds ``sourceNodeId``, ``sourceKind``,
+    ``url``, ``title``, ``nodeType``, ``score`` (the hit's similarity) and ``citation`` (the passage's
+    ``[n]`` number in the prompt pack, or ``None`` beyond the citation limit). ``Document.id`` is the
+    source node id.
+
+    Give a compiled ``graph`` (e.g. from :func:`brain_graph.build_graph`), or ``services`` to build
+    one, or neither to use the environment's services. ``secured`` searches need a ``principal``
+    (they fail closed with :class:`brain_graph.AuthorizationError` otherwise).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    graph: BrainSearchGraph | None = None
+    services: SearchServices | None = None
+    tenant_id: str
+    project_key: str | None = None
+    profile_kinds: list[str] | None = None
+    options: BrainSearchOptionsInput = Field(default_factory=BrainSearchOptionsInput)
+    principal: Principal | None = None
+    secured: bool = True
+
+    _built: BrainSearchGraph | None = PrivateAttr(default=None)
+
+    def _graph(self) -> BrainSearchGraph:
+        if self.graph is not None:
+            return self.graph
+        if self._built is None:
+            self._built = build_graph(self.services)
+        return self._built
+
+    def search_input(self, query: str) -> BrainSearchInput:
+        """The graph input this retriever sends for ``query``."""
+        request: dict[str, Any] = {
+            "queryText": query,
+            "filter": {
+                "tenantId": self.tenant_id,
+                "projectKey": self.project_key,
+                "profileKindIn": self.profile_kinds,
+                "secured": self.secured,
+            },
+            "options": self.options.to_wire(),
+        }
+        return request  # type: ignore[return-value]  # plain JSON, validated by the embed node
+
+    def _context(self) -> BrainSearchContext:
+        return BrainSearchContext(principal=self.principal, services=self.services)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        output = self._graph().invoke(self.search_input(query), config, context=self._context())
+        return to_documents(BrainSearchResult.model_validate(output))
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        output = await self._graph().ainvoke(self.search_input(query), config, context=self._context())
+        return to_documents(BrainSearchResult.model_validate(output))
+
+
+def to_documents(result: BrainSearchResult) -> list[Document]:
+    """The passages of a search result as documents, in the result's (rank) order."""
+    hits = {hit.node_id: hit for hit in result.hits}
+    numbers = {citation.source_node_id: index for index, citation in enumerate(result.prompt_pack.citations, 1)}
+    documents = []
+    for passage in result.passages:
+        hit = hits.get(passage.source_node_id)
+        metadata = {
+            "sourceNodeId": passage.source_node_id,
+            "sourceKind": passage.source_kind,
+            "url": passage.url,
+            "title": hit.title if hit is not None else None,
+            "nodeType": hit.node_type if hit is not None else None,
+            "score": hit.score if hit is not None else None,
+            "citation": numbers.get(passage.source_node_id),
+        }
+        documents.append(Document(id=passage.source_node_id, page_content=passage.text, metadata=metadata))
+    return documents

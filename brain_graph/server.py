@@ -1,0 +1,63 @@
+"""Entry points for the LangGraph server (``langgraph dev`` / LangSmith Deployment), named in ``langgraph.json``.
+
+- ``make_graph``: the ``brain_search`` graph factory. It returns one compiled graph per process, built
+  without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
+  :mod:`brain_graph.config`) the first time a node runs, in a worker thread, never on the event loop.
+- ``app``: custom HTTP routes mounted on the same server (``GET /brain/health``).
+
+Principal: when the server authenticates requests (custom auth, ``auth`` in ``langgraph.json``) the
+principal of a search is the authenticated user (identity, plus groups from a ``groups`` claim and
+``group:<name>`` permissions) and the run context cannot override it; an unauthenticated user has
+none, so secured searches fail closed. Without auth (local ``langgraph dev``) the run context's
+``principal`` ``{principalId, groups}`` is used. See :func:`brain_graph.steps.resolve_deps`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from brain_graph.config import Settings
+from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
+
+__all__ = ["app", "make_graph"]
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> BrainSearchGraph:
+    return build_graph()  # services resolved lazily from the environment, once per process
+
+
+def make_graph() -> BrainSearchGraph:
+    """Graph factory for ``langgraph.json`` (graph id ``brain_search``); cheap, called per request."""
+    return _compiled()
+
+
+def _package_version() -> str:
+    try:
+        return version("brain-graph")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
+        return "unknown"
+
+
+def health(request: Request) -> JSONResponse:
+    """Liveness and configuration summary; does not touch the store (no secrets, no paths). Sync, so
+    Starlette runs it in a thread (reading settings may read a ``.env`` file)."""
+    settings = Settings()
+    return JSONResponse(
+        {
+            "status": "ok",
+            "graph": GRAPH_NAME,
+            "nodes": list(NODE_NAMES),
+            "backend": settings.backend,
+            "version": _package_version(),
+        }
+    )
+
+
+app = Starlette(routes=[Route("/brain/health", health, methods=["GET"])])

@@ -1,0 +1,54 @@
+"""``langgraph dev`` as the tests run it never reaches the network: no usage ping, no version check,
+no tracing, no browser. Checked with strace: the server opens no connection off the loopback."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from brain_graph.graph import GRAPH_NAME
+from tests.platform.cases import SEARCHES
+from tests.platform.devserver import REPO_ROOT, run_dev_server
+
+pytestmark = pytest.mark.server
+
+CONNECT = re.compile(
+    r'connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\), .*?inet_(?:addr|pton)\((?:AF_INET6, )?"([^"]+)"'
+)
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+
+
+def _strace_works() -> bool:
+    if shutil.which("strace") is None:
+        return False
+    probe = subprocess.run(
+        ["strace", "-f", "-e", "trace=connect", "true"], capture_output=True, timeout=30, check=False
+    )
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _strace_works(), reason="strace is not available (or ptrace is not permitted)")
+def test_the_dev_server_opens_no_outbound_connection(brain_home: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "connect.trace"
+    wrapper = ["strace", "-f", "-e", "trace=connect", "-o", str(trace)]
+    with run_dev_server(
+        REPO_ROOT / "langgraph.json", tmp_path, {"BRAIN_GRAPH_HOME": str(brain_home)}, wrapper=wrapper
+    ) as server:
+        request, _ = SEARCHES["public"]
+        response = httpx.post(
+            f"{server.url}/runs/wait", json={"assistant_id": GRAPH_NAME, "input": request}, timeout=60
+        )
+        assert response.status_code == 200
+        assert response.json()["hits"]
+    outbound = [
+        f"{address}:{port}"
+        for port, address in CONNECT.findall(trace.read_text(encoding="utf-8"))
+        if address not in LOOPBACK
+    ]
+    assert outbound == []
+    assert "Opening Studio in your browser" not in server.log()

@@ -1,0 +1,167 @@
+"""brain_search through a real ``langgraph dev`` server: langgraph-sdk and plain HTTP give exactly the
+in-process result; streams show the six steps; bad requests fail with the field named."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import httpx
+import pytest
+from langgraph_sdk.client import SyncLangGraphClient
+
+from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph
+from brain_graph.state import BrainSearchInput
+from tests.platform.cases import ALICE, INVALID, SEARCHES, SECURED_POSTMORTEM, canonical, in_process
+from tests.platform.devserver import DevServer
+
+pytestmark = pytest.mark.server
+
+
+def _context(principal: dict[str, Any] | None) -> dict[str, Any] | None:
+    return {"principal": principal} if principal is not None else None
+
+
+def test_server_is_up_with_the_custom_health_route(dev_server: DevServer) -> None:
+    assert httpx.get(f"{dev_server.url}/ok", timeout=10).json() == {"ok": True}
+    health = httpx.get(f"{dev_server.url}/brain/health", timeout=10).json()
+    assert health["status"] == "ok"
+    assert health["graph"] == GRAPH_NAME
+    assert health["nodes"] == list(NODE_NAMES)
+    assert health["backend"] == "embedded"
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_sdk_wait_returns_the_in_process_result(
+    sdk: SyncLangGraphClient, home_graph: BrainSearchGraph, name: str
+) -> None:
+    request, principal = SEARCHES[name]
+    remote = sdk.runs.wait(None, GRAPH_NAME, input=request, context=_context(principal))
+    expected = in_process(home_graph, request, principal)
+    assert canonical(remote) == canonical(expected)
+    assert list(remote) == list(expected)  # same key order too
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_plain_http_wait_returns_the_in_process_result(
+    dev_server: DevServer, home_graph: BrainSearchGraph, name: str
+) -> None:
+    request, principal = SEARCHES[name]
+    body: dict[str, Any] = {"assistant_id": GRAPH_NAME, "input": request}
+    if principal is not None:
+        body["context"] = {"principal": principal}
+    response = httpx.post(f"{dev_server.url}/runs/wait", json=body, timeout=60)
+    assert response.status_code == 200
+    assert canonical(response.json()) == canonical(in_process(home_graph, request, principal))
+
+
+def test_plain_http_by_assistant_uuid(dev_server: DevServer, home_graph: BrainSearchGraph) -> None:
+    found = httpx.post(f"{dev_server.url}/assistants/search", json={"graph_id": GRAPH_NAME}, timeout=10).json()
+    assert len(found) == 1
+    request, principal = SEARCHES["public"]
+    body = {"assistant_id": found[0]["assistant_id"], "input": request}
+    response = httpx.post(f"{dev_server.url}/runs/wait", json=body, timeout=60)
+    assert canonical(response.json()) == canonical(in_process(home_graph, request, principal))
+
+
+def test_secured_search_with_a_context_principal_sees_the_secured_doc(sdk: SyncLangGraphClient) -> None:
+    request, _ = SEARCHES["secured-with-principal"]
+    result = cast(dict[str, Any], sdk.runs.wait(None, GRAPH_NAME, input=request, context={"principal": ALICE}))
+    assert SECURED_POSTMORTEM in [hit["nodeId"] for hit in result["hits"]]
+    public_request = {**request, "filter": {"tenantId": "acme", "secured": False}}
+    public = cast(dict[str, Any], sdk.runs.wait(None, GRAPH_NAME, input=public_request))
+    assert SECURED_POSTMORTEM not in [hit["nodeId"] for hit in public["hits"]]
+
+
+def test_secured_search_without_a_principal_fails_closed(dev_server: DevServer, sdk: SyncLangGraphClient) -> None:
+    request: dict[str, Any] = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme"}}  # secured
+    body = httpx.post(f"{dev_server.url}/runs/wait", json={"assistant_id": GRAPH_NAME, "input": request}, timeout=60)
+    error = body.json()["__error__"]
+    assert error["error"] == "AuthorizationError"
+    assert "hits" not in body.json()
+    assert "Traceback" not in error["message"]
+    with pytest.raises(Exception, match="AuthorizationError"):
+        sdk.runs.wait(None, GRAPH_NAME, input=request)
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_invalid_requests_name_the_field_over_http(dev_server: DevServer, name: str) -> None:
+    request, context, field = INVALID[name]
+    body: dict[str, Any] = {"assistant_id": GRAPH_NAME, "input": request}
+    if context is not None:
+        body["context"] = context
+    response = httpx.post(f"{dev_server.url}/runs/wait", json=body, timeout=60)
+    error = response.json()["__error__"]
+    assert error["error"] == "InvalidRequestError"
+    assert error["message"].startswith(f"invalid request: {field}: ")
+    assert "Traceback" not in error["message"]
+    assert "\n" not in error["message"]
+
+
+@pytest.mark.parametrize("name", ["missing-tenant", "top-k-too-large"])
+def test_invalid_requests_raise_in_the_sdk_with_the_field(sdk: SyncLangGraphClient, name: str) -> None:
+    request, _, field = INVALID[name]
+    with pytest.raises(Exception, match=rf"^InvalidRequestError: invalid request: {field}: "):
+        sdk.runs.wait(None, GRAPH_NAME, input=request)
+
+
+def test_stream_updates_arrive_step_by_step_in_order(sdk: SyncLangGraphClient, home_graph: BrainSearchGraph) -> None:
+    request, principal = SEARCHES["project-and-options"]
+    steps: list[str] = []
+    updates: dict[str, Any] = {}
+    for part in sdk.runs.stream(None, GRAPH_NAME, input=request, stream_mode="updates"):
+        if part.event == "updates":
+            (step, update), *rest = part.data.items()
+            assert not rest
+            steps.append(step)
+            updates[step] = update
+    assert steps == list(NODE_NAMES)
+    expected = in_process(home_graph, request, principal)
+    # The server streams the updates of output keys; embed writes none (its keys are internal).
+    assert updates["embed"] is None
+    assert updates["retrieve"] == {"hits": expected["hits"]}
+    assert updates["expand"] == {"graphNodes": expected["graphNodes"], "graphEdges": expected["graphEdges"]}
+    assert updates["score_episodes"] == {"episodes": expected["episodes"]}
+    assert updates["assemble_passages"] == {"passages": expected["passages"]}
+    assert updates["build_pack"] == {"promptPack": expected["promptPack"]}
+
+
+def test_stream_custom_events_carry_step_timings_and_counts(
+    sdk: SyncLangGraphClient, home_graph: BrainSearchGraph
+) -> None:
+    request, principal = SEARCHES["public"]
+    events = [
+        part.data
+        for part in sdk.runs.stream(None, GRAPH_NAME, input=request, stream_mode="custom")
+        if part.event == "custom"
+    ]
+    assert [event["step"] for event in events] == list(NODE_NAMES)
+    assert all(isinstance(event["ms"], int | float) and event["ms"] >= 0 for event in events)
+    local = list(home_graph.stream(cast(BrainSearchInput, request), stream_mode="custom"))
+    assert [(event["step"], event["counts"]) for event in events] == [(e["step"], e["counts"]) for e in local]
+    expected = in_process(home_graph, request, principal)
+    counts = {event["step"]: event["counts"] for event in events}
+    assert counts["retrieve"] == {"hits": len(expected["hits"])}
+    assert counts["build_pack"] == {
+        "citations": len(expected["promptPack"]["citations"]),
+        "contextChars": len(expected["promptPack"]["contextMarkdown"]),
+    }
+
+
+def test_a_failing_run_streams_an_error_event_naming_the_field(sdk: SyncLangGraphClient) -> None:
+    request, _, field = INVALID["top-k-too-large"]
+    parts = list(sdk.runs.stream(None, GRAPH_NAME, input=request, stream_mode="updates"))
+    errors = [part.data for part in parts if part.event == "error"]
+    assert len(errors) == 1
+    assert errors[0]["error"] == "InvalidRequestError"
+    assert f"invalid request: {field}: " in errors[0]["message"]
+    assert not [part for part in parts if part.event == "updates"]
+
+
+def test_debug_pipeline_lines_reach_the_server_log(sdk: SyncLangGraphClient, dev_server: DevServer) -> None:
+    sdk.runs.wait(
+        None, GRAPH_NAME, input={"queryText": "pipeline log probe", "filter": {"tenantId": "acme", "secured": False}}
+    )
+    log = dev_server.log()
+    assert 'PIPELINE embed.in | query="pipeline log probe" tenant=acme' in log
+    for step in NODE_NAMES:
+        assert f"PIPELINE {step}.out | ms=" in log

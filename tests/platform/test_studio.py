@@ -1,0 +1,131 @@
+"""What LangGraph Studio reads from the server: the assistant's graph (six nodes, their edges), the
+schemas behind its input form (descriptions and defaults), and each step's state update."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import httpx
+import jsonschema_rs
+import pytest
+from langgraph_sdk.client import SyncLangGraphClient
+
+from brain_graph.graph import GRAPH_NAME, NODE_NAMES
+from tests.platform.cases import SEARCHES
+from tests.platform.devserver import DevServer
+
+pytestmark = pytest.mark.server
+
+SEED_OPTION_DEFAULTS = {
+    "topK": 20,
+    "maxEpisodes": 10,
+    "expandDepth": 1,
+    "maxNodes": 200,
+    "includeEpisodes": True,
+    "includeSignals": True,
+    "includeClusters": True,
+}
+STEP_WRITES = {
+    "embed": ["filter", "options", "queryVectors"],
+    "retrieve": ["hits"],
+    "expand": ["graphNodes", "graphEdges"],
+    "score_episodes": ["episodes", "episodeLabels"],
+    "assemble_passages": ["passages"],
+    "build_pack": ["promptPack"],
+}
+
+
+@pytest.fixture(scope="module")
+def assistant_id(dev_server: DevServer) -> str:
+    found = httpx.post(f"{dev_server.url}/assistants/search", json={"graph_id": GRAPH_NAME}, timeout=10).json()
+    assert [assistant["graph_id"] for assistant in found] == [GRAPH_NAME]
+    return str(found[0]["assistant_id"])
+
+
+@pytest.fixture(scope="module")
+def schemas(dev_server: DevServer, assistant_id: str) -> dict[str, Any]:
+    response = httpx.get(f"{dev_server.url}/assistants/{assistant_id}/schemas", timeout=10)
+    assert response.status_code == 200
+    return dict(response.json())
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with a local ``$ref`` replaced by its definition (annotations next to it kept)."""
+    ref = node.get("$ref")
+    if ref is None:
+        return node
+    definition = schema["$defs"][ref.removeprefix("#/$defs/")]
+    return {**definition, **{key: value for key, value in node.items() if key != "$ref"}}
+
+
+def test_assistant_graph_lists_the_six_nodes_and_their_edges(dev_server: DevServer, assistant_id: str) -> None:
+    graph = httpx.get(f"{dev_server.url}/assistants/{assistant_id}/graph", timeout=10).json()
+    assert [node["id"] for node in graph["nodes"]] == ["__start__", *NODE_NAMES, "__end__"]
+    chain = ["__start__", *NODE_NAMES, "__end__"]
+    expected = set(itertools.pairwise(chain))
+    assert {(edge["source"], edge["target"]) for edge in graph["edges"]} == expected
+    assert not any(edge.get("conditional") for edge in graph["edges"])
+
+
+def test_input_schema_documents_every_field_with_the_seed_defaults(schemas: dict[str, Any]) -> None:
+    schema = schemas["input_schema"]
+    assert schema["required"] == ["queryText", "filter"]
+    properties = schema["properties"]
+    assert set(properties) == {"queryText", "filter", "options"}
+    assert all(properties[name].get("description") for name in properties)
+    filter_schema = _resolve(schema, properties["filter"])
+    assert filter_schema["required"] == ["tenantId"]
+    assert set(filter_schema["properties"]) == {"tenantId", "projectKey", "profileKindIn", "secured"}
+    assert filter_schema["properties"]["secured"]["default"] is True
+    options_schema = _resolve(schema, properties["options"])
+    assert {name: field["default"] for name, field in options_schema["properties"].items()} == SEED_OPTION_DEFAULTS
+    for nested in (filter_schema, options_schema):
+        assert all(field.get("description") for field in nested["properties"].values())
+    assert options_schema["properties"]["topK"]["maximum"] == 100
+
+
+def test_the_schemas_accept_a_studio_form_and_reject_a_form_without_tenant(schemas: dict[str, Any]) -> None:
+    validator = jsonschema_rs.validator_for(schemas["input_schema"])
+    for request, _ in SEARCHES.values():
+        assert validator.is_valid(request)
+    assert not validator.is_valid({"queryText": "token refresh", "filter": {"secured": False}})
+
+
+def test_output_and_context_schemas(schemas: dict[str, Any]) -> None:
+    output = schemas["output_schema"]
+    assert list(output["properties"]) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack"]
+    pack = _resolve(output, output["properties"]["promptPack"])
+    assert set(pack["properties"]) == {"contextMarkdown", "citations"}
+    context = schemas["context_schema"]
+    assert "principal" in context["properties"]
+
+
+def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) -> None:
+    request, _ = SEARCHES["public"]
+    results: dict[str, dict[str, Any]] = {}
+    tasks: list[str] = []
+    for part in sdk.runs.stream(None, GRAPH_NAME, input=request, stream_mode="debug"):
+        if part.event != "debug":
+            continue
+        payload = part.data["payload"]
+        if part.data["type"] == "task":
+            tasks.append(payload["name"])
+        elif part.data["type"] == "task_result":
+            assert payload["error"] is None
+            results[payload["name"]] = payload["result"]
+    assert tasks == list(NODE_NAMES)
+    assert {name: list(result) for name, result in results.items()} == STEP_WRITES
+    assert results["embed"]["filter"] == {
+        "tenantId": "acme",
+        "projectKey": None,
+        "profileKindIn": None,
+        "secured": False,
+    }
+    assert results["embed"]["options"] == SEED_OPTION_DEFAULTS
+    assert all(isinstance(vector, list) and vector for vector in results["embed"]["queryVectors"].values())
+    assert results["build_pack"]["promptPack"]["contextMarkdown"].startswith("# Brain search context")
+
+
+def test_the_server_prints_the_studio_url_for_its_base_url(dev_server: DevServer) -> None:
+    assert f"https://smith.langchain.com/studio/?baseUrl={dev_server.url}" in dev_server.log()
