@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     weaviate_http_port: int = Field(default=8080, validation_alias="WEAVIATE_HTTP_PORT")
     weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
     weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
+    weaviate_vector_index: Literal["flat", "hnsw"] = Field(
+        default="flat", validation_alias="BRAIN_GRAPH_WEAVIATE_VECTOR_INDEX"
+    )
 
     @property
     def resolved_store_path(self) -> Path:

@@ -1,0 +1,148 @@
+"""One store-protocol suite, run against every backend.
+
+``harness`` is parameterised over ``embedded`` (a temporary SQLite file) and ``neo4j-weaviate`` (the real
+servers; marked ``integration``). Tests name logical tenants (``t1``, ``t2``); the harness maps them
+to tenant ids unique to the test, so tests never see each other's data on the shared servers, and
+drops them afterwards. Profile ids are unique to the session (their Weaviate collections are deleted
+at the end).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brain_graph.security import AccessScope
+from brain_graph.stores.base import (
+    EdgeRecord,
+    NodeRecord,
+    ProfileIndexInfo,
+    StorageBackend,
+    VectorQuery,
+    VectorRecord,
+)
+from brain_graph.stores.embedded import EmbeddedStore
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from tests.integration.servers import connect
+
+RUN = uuid.uuid4().hex[:6]
+WORK = f"conf{RUN}.work"
+DOC = f"conf{RUN}.doc"
+EMBEDDER = "conformance-embedder"
+DIM = 4
+PROFILES = (ProfileIndexInfo(WORK, EMBEDDER, DIM), ProfileIndexInfo(DOC, EMBEDDER, DIM))
+
+BACKENDS = [
+    pytest.param("embedded", id="embedded"),
+    pytest.param("neo4j-weaviate", id="neo4j-weaviate", marks=pytest.mark.integration),
+]
+
+
+@pytest.fixture(scope="session")
+def server_backend() -> Iterator[Neo4jWeaviateBackend]:
+    """One connection to the real servers for the whole session."""
+    backend = connect()
+    try:
+        yield backend
+    finally:
+        backend.vector_index.drop_profiles([WORK, DOC])
+        backend.close()
+
+
+@dataclass
+class Harness:
+    """A backend plus tenant mapping and record builders."""
+
+    backend: StorageBackend
+    prefix: str
+    tenants: set[str] = field(default_factory=set)
+
+    def t(self, logical: str) -> str:
+        """The physical tenant id of a logical tenant."""
+        physical = self.prefix + logical
+        self.tenants.add(physical)
+        return physical
+
+    def scope(self, logical: str, identities: Sequence[str] | None = None, *, all_secured: bool = False) -> AccessScope:
+        ids = frozenset(identities) if identities is not None else None
+        return AccessScope(self.t(logical), identities=ids, all_secured=all_secured)
+
+    def node(
+        self,
+        tenant: str,
+        node_id: str,
+        node_type: str = "cdm.work_item",
+        *,
+        project: str | None = "P",
+        secured: bool = False,
+        acl: Sequence[str] = (),
+        title: str | None = None,
+        url: str | None = None,
+        text: Mapping[str, str] | None = None,
+        properties: Mapping[str, Any] | None = None,
+    ) -> NodeRecord:
+        return NodeRecord(
+            tenant_id=self.t(tenant),
+            node_id=node_id,
+            node_type=node_type,
+            project_key=project,
+            title=title if title is not None else f"title {node_id}",
+            url=url,
+            secured=secured,
+            acl=tuple(sorted(acl)),
+            text=dict(text or {}),
+            properties=dict(properties or {}),
+        )
+
+    def edge(self, tenant: str, edge_type: str, source: str, target: str, **properties: Any) -> EdgeRecord:
+        return EdgeRecord(self.t(tenant), edge_type, source, target, properties)
+
+    @staticmethod
+    def vector(node: NodeRecord, vector: Sequence[float], profile: str = WORK) -> VectorRecord:
+        return VectorRecord(
+            node.tenant_id, node.node_id, profile, node.project_key, node.secured, node.acl, list(vector)
+        )
+
+    def load(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord] = (),
+        vectors: Sequence[VectorRecord] = (),
+        *,
+        replace: bool = True,
+    ) -> None:
+        self.backend.load(nodes, edges, vectors, PROFILES, replace=replace)
+
+    def query(
+        self,
+        scope: AccessScope,
+        vector: Sequence[float],
+        *,
+        profiles: Sequence[str] = (WORK,),
+        project_key: str | None = None,
+        top_k: int = 10,
+    ) -> list[tuple[str, str, float]]:
+        """(profile, node, score) of the hits, in the order returned."""
+        queries = [VectorQuery(profile, list(vector), EMBEDDER) for profile in profiles]
+        hits = self.backend.vector_index.query(queries, scope=scope, project_key=project_key, top_k=top_k)
+        return [(hit.profile_id, hit.node_id, hit.score) for hit in hits]
+
+
+@pytest.fixture(params=BACKENDS)
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    """A fresh, empty view of one backend."""
+    if request.param == "embedded":
+        backend: StorageBackend = EmbeddedStore(tmp_path / "store.sqlite3")
+    else:
+        backend = request.getfixturevalue("server_backend")
+    harness = Harness(backend, prefix=f"cf{uuid.uuid4().hex[:8]}-")
+    try:
+        yield harness
+    finally:
+        if isinstance(backend, Neo4jWeaviateBackend) and harness.tenants:
+            backend.drop_tenants(sorted(harness.tenants))

@@ -1,0 +1,221 @@
+"""GraphStore / PassageSource conformance: nodes, neighbours, edges, clusters, tenants, ACL."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain_graph.stores.base import Adjacency, EdgeRecord, NodeRecord
+from tests.conformance.conftest import Harness
+from tests.conformance.test_vector_index import ACL_CASES, ACL_NODES
+
+TYPES = ["DEPENDS_ON", "HAS_SIGNAL", "IN_CLUSTER", "REFERENCES"]
+
+
+def node_ids(nodes: list[NodeRecord]) -> list[str]:
+    return sorted(node.node_id for node in nodes)
+
+
+def test_empty_store_returns_nothing(harness: Harness) -> None:
+    graph, scope = harness.backend.graph_store, harness.scope("t1")
+    assert graph.get_nodes(["a", "b"], scope=scope) == []
+    assert graph.get_nodes([], scope=scope) == []
+    assert graph.neighbors(["a"], scope=scope, edge_types=TYPES, exclude=[], limit=10) == []
+    assert graph.edges_among(["a", "b"], scope=scope, edge_types=TYPES) == []
+    assert graph.cluster_memberships(["a"], scope=scope) == []
+    assert harness.backend.passage_source.get_texts(["a"], scope=scope) == {}
+
+
+def test_node_fields_round_trip(harness: Harness) -> None:
+    rich = harness.node(
+        "t1",
+        "rich",
+        "cdm.doc",
+        project=None,
+        title="Ünïcode — title ✓",
+        url="https://example.com/a?b=c",
+        text={"body": "line 1\nline 2 \u2603", "summary": ""},
+        properties={"nested": {"list": [1, 2.5, "x", None, True]}, "count": 3, "flag": False, "none": None},
+    )
+    bare = harness.node("t1", "bare", "kg.cluster", title="", secured=True, acl=["group:b", "user:a"])
+    harness.load([rich, bare])
+    scope = harness.scope("t1", all_secured=True)
+    assert sorted(harness.backend.graph_store.get_nodes(["rich", "bare", "missing"], scope=scope), key=str) == sorted(
+        [rich, bare], key=str
+    )
+    assert harness.backend.passage_source.get_texts(["rich", "rich"], scope=scope) == {"rich": rich}
+
+
+def neighbour_graph(harness: Harness) -> None:
+    nodes = [harness.node("t1", key) for key in ("f0", "f1", "a", "b", "c", "d", "e", "x", "lonely")]
+    nodes.append(harness.node("t1", "hidden", secured=True, acl=["user:x"]))
+    nodes += [harness.node("t2", "f0"), harness.node("t2", "zz")]
+    edges = [
+        harness.edge("t1", "REFERENCES", "f0", "a"),
+        harness.edge("t1", "HAS_SIGNAL", "a", "f0"),
+        harness.edge("t1", "DEPENDS_ON", "f1", "a"),
+        harness.edge("t1", "REFERENCES", "b", "f1"),
+        harness.edge("t1", "IN_CLUSTER", "f1", "c"),
+        harness.edge("t1", "ASSIGNED_TO", "f0", "d"),
+        harness.edge("t1", "REFERENCES", "f0", "hidden"),
+        harness.edge("t1", "REFERENCES", "f0", "x"),
+        harness.edge("t1", "REFERENCES", "f1", "e"),
+        harness.edge("t1", "REFERENCES", "f0", "f1"),
+        harness.edge("t2", "REFERENCES", "f0", "zz"),
+    ]
+    harness.load(nodes, edges)
+
+
+def test_neighbors_order_dedupe_direction_and_filters(harness: Harness) -> None:
+    neighbour_graph(harness)
+    graph = harness.backend.graph_store
+
+    def run(
+        frontier: list[str], limit: int = 10, types: list[str] = TYPES, identities: list[str] | None = None
+    ) -> list[Adjacency]:
+        scope = harness.scope("t1", identities)
+        return graph.neighbors(frontier, scope=scope, edge_types=types, exclude=["f0", "f1", "x"], limit=limit)
+
+    assert run(["f0", "f1"]) == [
+        Adjacency(0, "HAS_SIGNAL", "a"),
+        Adjacency(1, "IN_CLUSTER", "c"),
+        Adjacency(1, "REFERENCES", "b"),
+        Adjacency(1, "REFERENCES", "e"),
+    ]
+    assert run(["f0", "f1"], limit=2) == [Adjacency(0, "HAS_SIGNAL", "a"), Adjacency(1, "IN_CLUSTER", "c")]
+    assert run(["f0", "f1"], limit=0) == []
+    assert run(["f1", "f0"]) == [
+        Adjacency(0, "DEPENDS_ON", "a"),
+        Adjacency(0, "IN_CLUSTER", "c"),
+        Adjacency(0, "REFERENCES", "b"),
+        Adjacency(0, "REFERENCES", "e"),
+    ]
+    assert run(["f0", "f1"], identities=["user:x"]) == [
+        Adjacency(0, "HAS_SIGNAL", "a"),
+        Adjacency(0, "REFERENCES", "hidden"),
+        Adjacency(1, "IN_CLUSTER", "c"),
+        Adjacency(1, "REFERENCES", "b"),
+        Adjacency(1, "REFERENCES", "e"),
+    ]
+    assert run(["f0", "f1"], types=["REFERENCES"]) == [
+        Adjacency(0, "REFERENCES", "a"),
+        Adjacency(1, "REFERENCES", "b"),
+        Adjacency(1, "REFERENCES", "e"),
+    ]
+    assert run(["f0", "missing", "f0"], types=["ASSIGNED_TO"]) == [Adjacency(0, "ASSIGNED_TO", "d")]
+    assert run(["lonely", "missing"]) == []
+    assert run(["f0"], types=[]) == []
+    # the other tenant's f0 reaches only its own neighbour
+    t2 = graph.neighbors(["f0"], scope=harness.scope("t2"), edge_types=TYPES, exclude=[], limit=10)
+    assert t2 == [Adjacency(0, "REFERENCES", "zz")]
+
+
+def test_edges_among(harness: Harness) -> None:
+    nodes = [harness.node("t1", key) for key in ("a", "b", "c", "d")] + [
+        harness.node("t2", "a"),
+        harness.node("t2", "b"),
+    ]
+    edges = [
+        harness.edge("t1", "REFERENCES", "b", "a", weight=2, label="é"),
+        harness.edge("t1", "REFERENCES", "a", "b"),
+        harness.edge("t1", "DEPENDS_ON", "a", "c"),
+        harness.edge("t1", "HAS_SIGNAL", "a", "d"),
+        harness.edge("t1", "ASSIGNED_TO", "a", "b"),
+        harness.edge("t2", "REFERENCES", "a", "b", other=True),
+    ]
+    harness.load(nodes, edges)
+    got = harness.backend.graph_store.edges_among(
+        ["a", "b", "c", "missing"], scope=harness.scope("t1"), edge_types=["DEPENDS_ON", "REFERENCES", "HAS_SIGNAL"]
+    )
+    t1 = harness.t("t1")
+    assert got == [
+        EdgeRecord(t1, "DEPENDS_ON", "a", "c", {}),
+        EdgeRecord(t1, "REFERENCES", "a", "b", {}),
+        EdgeRecord(t1, "REFERENCES", "b", "a", {"label": "é", "weight": 2}),
+    ]
+    assert harness.backend.graph_store.edges_among(["a", "b"], scope=harness.scope("t1"), edge_types=[]) == []
+
+
+def test_cluster_memberships_with_visible_sizes(harness: Harness) -> None:
+    nodes = [
+        harness.node("t1", "m1"),
+        harness.node("t1", "m2"),
+        harness.node("t1", "m3", secured=True, acl=["group:security"]),
+        harness.node("t1", "k1", "kg.cluster", project="P", properties={"clusterKind": "episode"}),
+        harness.node("t1", "k2", "kg.cluster", secured=True, acl=["group:security"]),
+        harness.node("t1", "k0", "kg.cluster"),
+        harness.node("t1", "not-a-cluster", "cdm.doc"),
+        harness.node("t2", "m1"),
+        harness.node("t2", "k1", "kg.cluster"),
+    ]
+    edges = [
+        harness.edge("t1", "IN_CLUSTER", "m1", "k1"),
+        harness.edge("t1", "IN_CLUSTER", "m2", "k1"),
+        harness.edge("t1", "IN_CLUSTER", "m3", "k1"),
+        harness.edge("t1", "IN_CLUSTER", "m1", "k2"),
+        harness.edge("t1", "IN_CLUSTER", "m3", "k2"),
+        harness.edge("t1", "IN_CLUSTER", "m2", "k0"),
+        harness.edge("t1", "IN_CLUSTER", "m1", "not-a-cluster"),
+        harness.edge("t1", "REFERENCES", "m1", "k0"),
+        harness.edge("t2", "IN_CLUSTER", "m1", "k1"),
+    ]
+    harness.load(nodes, edges)
+    graph = harness.backend.graph_store
+    by_id = {n.node_id: n for n in nodes if n.tenant_id == harness.t("t1")}
+
+    public = graph.cluster_memberships(["m1", "m2", "m1", "missing"], scope=harness.scope("t1"))
+    assert [(m.cluster.node_id, m.member_id, m.cluster_size) for m in public] == [
+        ("k0", "m2", 1),
+        ("k1", "m1", 2),
+        ("k1", "m2", 2),
+    ]
+    assert public[1].cluster == by_id["k1"]
+
+    group = graph.cluster_memberships(["m1", "m3"], scope=harness.scope("t1", ["group:security"]))
+    assert [(m.cluster.node_id, m.member_id, m.cluster_size) for m in group] == [
+        ("k1", "m1", 3),
+        ("k1", "m3", 3),
+        ("k2", "m1", 2),
+        ("k2", "m3", 2),
+    ]
+    other = graph.cluster_memberships(["m1"], scope=harness.scope("t2"))
+    assert [(m.cluster.tenant_id, m.cluster.node_id, m.member_id, m.cluster_size) for m in other] == [
+        (harness.t("t2"), "k1", "m1", 1)
+    ]
+
+
+def test_tenant_isolation_of_node_reads(harness: Harness) -> None:
+    harness.load([harness.node("t1", "same", title="mine"), harness.node("t2", "same", title="theirs")])
+    got = harness.backend.graph_store.get_nodes(["same"], scope=harness.scope("t1"))
+    assert [(n.tenant_id, n.title) for n in got] == [(harness.t("t1"), "mine")]
+    assert harness.backend.graph_store.get_nodes(["same"], scope=harness.scope("t3")) == []
+
+
+@pytest.mark.parametrize("case", list(ACL_CASES))
+def test_acl_visibility_in_graph_reads(harness: Harness, case: str) -> None:
+    identities, all_secured, visible = ACL_CASES[case]
+    nodes = [harness.node("t1", key, secured=sec, acl=acl) for key, (sec, acl) in ACL_NODES.items()]
+    nodes += [harness.node("t1", "hub"), harness.node("t1", "k", "kg.cluster")]
+    edges = [harness.edge("t1", "REFERENCES", "hub", key) for key in ACL_NODES]
+    edges += [harness.edge("t1", "IN_CLUSTER", key, "k") for key in ACL_NODES]
+    harness.load(nodes, edges)
+    scope = harness.scope("t1", sorted(identities) if identities is not None else None, all_secured=all_secured)
+    graph = harness.backend.graph_store
+    assert node_ids(graph.get_nodes(list(ACL_NODES), scope=scope)) == sorted(visible)
+    assert sorted(harness.backend.passage_source.get_texts(list(ACL_NODES), scope=scope)) == sorted(visible)
+    reached = graph.neighbors(["hub"], scope=scope, edge_types=["REFERENCES"], exclude=["hub"], limit=50)
+    assert [a.neighbor_id for a in reached] == sorted(visible)
+    clusters = graph.cluster_memberships(["pub"], scope=scope)
+    assert [(m.cluster.node_id, m.cluster_size) for m in clusters] == [("k", len(visible))]
+
+
+def test_neighbor_ids_order_by_code_point(harness: Harness) -> None:
+    # U+FFFD sorts before U+1F600 by code point but after it by UTF-16 code unit (Java, Cypher).
+    ids = ["\U0001f600", "\ufffd", "z", "é", "A", "\U0001f600a"]
+    harness.load(
+        [harness.node("t1", "hub"), *(harness.node("t1", i) for i in ids)],
+        [harness.edge("t1", "REFERENCES", "hub", i) for i in ids],
+    )
+    graph = harness.backend.graph_store
+    for limit in range(1, len(ids) + 1):
+        got = graph.neighbors(["hub"], scope=harness.scope("t1"), edge_types=TYPES, exclude=["hub"], limit=limit)
+        assert [a.neighbor_id for a in got] == sorted(ids)[:limit]

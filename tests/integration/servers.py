@@ -1,0 +1,61 @@
+"""Access to the real Neo4j + Weaviate servers started by ``scripts/services up``.
+
+Nothing here skips: a missing variable or an unreachable server FAILS the test with the command to run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brain_graph.config import Settings
+from brain_graph.errors import BackendUnavailableError
+from brain_graph.security import AccessScope
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+
+REPO = Path(__file__).resolve().parents[2]
+SERVICES = REPO / "scripts" / "services"
+REQUIRED_ENV = ("NEO4J_URI", "WEAVIATE_HOST", "WEAVIATE_HTTP_PORT", "WEAVIATE_GRPC_PORT")
+HOW_TO_START = 'start them with `eval "$(scripts/services up)"` (or run `scripts/test`, which does it)'
+
+
+def server_settings(**overrides: Any) -> Settings:
+    """Settings for the neo4j-weaviate backend from the environment; fails when it is not set up."""
+    missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
+    if missing:
+        pytest.fail(f"integration tests need Neo4j + Weaviate: {', '.join(missing)} not set; {HOW_TO_START}")
+    return Settings(backend="neo4j-weaviate").model_copy(update={"backend": "neo4j-weaviate", **overrides})
+
+
+def connect(**overrides: Any) -> Neo4jWeaviateBackend:
+    """A backend on the real servers, checked to answer (fails the test otherwise)."""
+    backend = Neo4jWeaviateBackend.from_settings(server_settings(**overrides))
+    try:
+        backend.graph_store.get_nodes(["ping"], scope=AccessScope("ping"))
+        backend.vector_index.count("ping", "ping")
+    except BackendUnavailableError as error:
+        backend.close()
+        pytest.fail(f"{error}; {HOW_TO_START}")
+    return backend
+
+
+def unique_prefix(kind: str) -> str:
+    """A tenant prefix no other test run uses (tests share the servers)."""
+    return f"{kind}{uuid.uuid4().hex[:8]}-"
+
+
+def services(*args: str, timeout: float = 300) -> str:
+    """Run ``scripts/services ARGS``; fails the test with its output when it fails."""
+    if not SERVICES.exists():
+        pytest.fail(f"{SERVICES} is missing")
+    done = subprocess.run(
+        [str(SERVICES), *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        pytest.fail(f"scripts/services {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout

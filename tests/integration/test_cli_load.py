@@ -1,0 +1,81 @@
+"""``brain-graph load`` into Neo4j + Weaviate is idempotent: same counts and results on every run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from brain_graph.contracts import BrainSearchResult
+from brain_graph.graph import build_graph
+from brain_graph.profiles import default_profiles
+from brain_graph.services import SearchServices
+from brain_graph.state import BrainSearchInput
+from tests.integration.conftest import parity_source, with_tenant_prefix
+from tests.integration.servers import REPO, connect, server_settings, unique_prefix
+
+pytestmark = pytest.mark.integration
+LOADED = re.compile(r"loaded (\d+) nodes, (\d+) edges, (\d+) vectors")
+
+
+def cli_load(path: Path, *extra: str) -> tuple[int, int, int]:
+    server_settings()  # fails clearly when the servers are not configured
+    env = {**os.environ, "BRAIN_GRAPH_BACKEND": "neo4j-weaviate"}
+    done = subprocess.run(
+        [sys.executable, "-m", "brain_graph.cli", "load", str(path), *extra],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    match = LOADED.search(done.stderr)
+    assert match is not None, done.stderr
+    assert "neo4j-weaviate backend" in done.stderr
+    return int(match[1]), int(match[2]), int(match[3])
+
+
+def test_cli_load_twice_gives_the_same_counts_and_results(tmp_path: Path) -> None:
+    dataset = with_tenant_prefix(parity_source(), unique_prefix("cli"))
+    tenants = sorted({node.tenant_id for node in dataset.nodes})
+    path = tmp_path / "dataset.json"
+    path.write_text(json.dumps(dataset.model_dump(by_alias=True)), encoding="utf-8")
+    profiles = [p.profile_id for p in default_profiles().profiles]
+    backend = connect()
+    request: dict[str, Any] = {
+        "queryText": next(n.title for n in dataset.nodes if n.node_type == "cdm.work_item" and n.title),
+        "filter": {"tenantId": tenants[0], "secured": False},
+        "options": {"expandDepth": 2},
+    }
+
+    def state() -> tuple[tuple[int, int], int, dict[str, Any]]:
+        vectors = sum(backend.vector_index.count(p, t) for p in profiles for t in tenants)
+        output = build_graph(SearchServices(backend=backend)).invoke(cast(BrainSearchInput, request))
+        return backend.graph_store.count(tenants), vectors, BrainSearchResult.model_validate(output).to_wire()
+
+    try:
+        first = cli_load(path)
+        assert first[0] == len(dataset.nodes)
+        assert first[1] == len(dataset.edges)
+        after_first = state()
+        assert after_first[0] == (first[0], first[1])
+        assert after_first[1] == first[2]
+        assert after_first[2]["hits"]
+
+        assert cli_load(path) == first
+        assert state() == after_first
+        assert cli_load(path, "--merge") == first
+        assert state() == after_first
+    finally:
+        try:
+            backend.drop_tenants(tenants)
+        finally:
+            backend.close()

@@ -1,0 +1,157 @@
+"""Failures: a down, unreachable or silent server gives BackendUnavailableError naming it within the
+configured timeout; after a restart the next search works again with the same backend object.
+
+These tests stop real servers (SIGTERM to the pid ``scripts/services`` recorded, which keeps the data,
+then ``scripts/services restart``), so ``conftest.py`` runs them after every other test, and each
+restarts its server in ``finally``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from brain_graph.contracts import BrainSearchResult
+from brain_graph.errors import BackendUnavailableError
+from brain_graph.graph import build_graph
+from brain_graph.services import SearchServices
+from brain_graph.state import BrainSearchInput
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from tests.integration.conftest import Loaded
+from tests.integration.servers import server_settings, services
+
+pytestmark = pytest.mark.integration
+TIMEOUT = 3.0  # backend_timeout_s of the backends under test
+SLACK = 1.0  # allowed on top of the timeout (thread hand-offs, process scheduling)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port that accepts TCP connections and never answers (a hung server)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield int(server.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def timed_failure(services_: SearchServices, request: dict[str, Any]) -> tuple[BackendUnavailableError, float]:
+    graph = build_graph(services_)
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailableError) as info:
+        graph.invoke(cast(BrainSearchInput, request))
+    return info.value, time.monotonic() - started
+
+
+def simple_request(tenant: str = "any") -> dict[str, Any]:
+    return {"queryText": "token refresh", "filter": {"tenantId": tenant, "secured": False}}
+
+
+def test_construction_does_not_connect_and_closed_ports_fail_fast(loaded: Loaded) -> None:
+    down = {"neo4j_uri": f"bolt://127.0.0.1:{closed_port()}", "weaviate_http_port": closed_port()}
+    backend = Neo4jWeaviateBackend.from_settings(server_settings(backend_timeout_s=TIMEOUT, **down))
+    try:
+        error, elapsed = timed_failure(SearchServices(backend=backend), simple_request())
+        assert error.backend == "weaviate"
+        assert elapsed < 1.0
+    finally:
+        backend.close()
+    backend = Neo4jWeaviateBackend.from_settings(
+        server_settings(backend_timeout_s=TIMEOUT, neo4j_uri=down["neo4j_uri"])
+    )
+    try:
+        error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
+        assert error.backend == "neo4j"
+        assert elapsed < 1.0
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("which", ["weaviate", "neo4j"])
+def test_silent_server_times_out_within_the_bound(loaded: Loaded, silent_port: int, which: str) -> None:
+    silent: dict[str, Any] = (
+        {"weaviate_http_port": silent_port, "weaviate_grpc_port": closed_port()}
+        if which == "weaviate"
+        else {"neo4j_uri": f"bolt://127.0.0.1:{silent_port}"}
+    )
+    backend = Neo4jWeaviateBackend.from_settings(server_settings(backend_timeout_s=TIMEOUT, **silent))
+    try:
+        error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
+        assert error.backend == which
+        assert TIMEOUT - 0.5 <= elapsed <= TIMEOUT + SLACK, elapsed
+        print(f"\nsilent {which}: BackendUnavailableError after {elapsed * 1000:.0f} ms: {error}")
+    finally:
+        backend.close()
+
+
+def stop_process(service: str) -> None:
+    """SIGTERM to the server ``scripts/services`` started (data kept), and wait for it to exit."""
+    run_dir = Path(os.environ.get("BRAIN_GRAPH_RUN_DIR", "/tmp/brain-graph-services"))
+    pid = int((run_dir / service / "pid").read_text().strip())
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists(), f"{service} (pid {pid}) did not stop"
+
+
+def outage_request(loaded: Loaded) -> dict[str, Any]:
+    tenant = loaded.tenants[0]
+    title = next(n.title for n in loaded.dataset.nodes if n.tenant_id == tenant and not n.secured and n.title)
+    return {"queryText": title, "filter": {"tenantId": tenant, "secured": False}, "options": {"expandDepth": 2}}
+
+
+@pytest.mark.parametrize("service", ["weaviate", "neo4j"])
+def test_server_stopped_then_restarted(loaded: Loaded, service: str) -> None:
+    backend = Neo4jWeaviateBackend.from_settings(server_settings(backend_timeout_s=TIMEOUT))
+    services_ = SearchServices(backend=backend)
+    request = outage_request(loaded)
+    graph = build_graph(services_)
+    try:
+        before = BrainSearchResult.model_validate(graph.invoke(cast(BrainSearchInput, request))).to_wire()
+        assert before["hits"]
+        stop_process(service)
+        try:
+            error, elapsed = timed_failure(services_, request)
+            assert error.backend == service
+            assert elapsed <= TIMEOUT + SLACK, elapsed
+            print(f"\n{service} down: BackendUnavailableError after {elapsed * 1000:.0f} ms: {error}")
+        finally:
+            services("restart", service)
+        after = BrainSearchResult.model_validate(graph.invoke(cast(BrainSearchInput, request))).to_wire()
+        assert after == before
+    finally:
+        backend.close()

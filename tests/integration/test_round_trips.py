@@ -1,0 +1,60 @@
+"""Round trips per search do not depend on topK or the number of hits.
+
+With the default profiles (work + doc) and a warm profile cache, a search sends:
+    Weaviate: 2  (one Search per profile, concurrent)
+    Neo4j:    1 (hit nodes) + D (one neighbours query per hop) + 1 (admitted nodes) + 1 (their edges)
+              + 1 (cluster memberships) + 1 (passage texts) = 5 + D
+so 7 Neo4j statements at depth 2, 5 at depth 0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, cast
+
+import pytest
+
+from brain_graph.graph import build_graph
+from brain_graph.state import BrainSearchInput
+from tests.integration.conftest import Loaded
+
+pytestmark = pytest.mark.integration
+
+
+def counted(loaded: Loaded, request: dict[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:
+    backend = loaded.server_backend
+    graph = build_graph(loaded.server)
+    before = backend.round_trips()
+    output = graph.invoke(cast(BrainSearchInput, request))
+    after = backend.round_trips()
+    return {key: after[key] - before[key] for key in after}, output
+
+
+def busiest_query(loaded: Loaded) -> tuple[str, str]:
+    tenant = Counter(node.tenant_id for node in loaded.dataset.nodes).most_common(1)[0][0]
+    title = next(
+        n.title
+        for n in sorted(loaded.dataset.nodes, key=lambda n: n.id)
+        if n.tenant_id == tenant and n.node_type == "cdm.work_item" and not n.secured and n.title
+    )
+    return tenant, title
+
+
+@pytest.mark.parametrize(("depth", "neo4j"), [(2, 7), (0, 5)])
+def test_round_trips_do_not_depend_on_top_k(loaded: Loaded, depth: int, neo4j: int) -> None:
+    tenant, title = busiest_query(loaded)
+
+    def request(top_k: int) -> dict[str, Any]:
+        return {
+            "queryText": title,
+            "filter": {"tenantId": tenant, "secured": False},
+            "options": {"topK": top_k, "expandDepth": depth, "maxNodes": 1000},
+        }
+
+    counted(loaded, request(5))  # warm the profile cache and the connections
+    small, small_out = counted(loaded, request(5))
+    large, large_out = counted(loaded, request(50))
+    assert len(small_out["hits"]) == 5
+    assert len(large_out["hits"]) > 30
+    assert len(large_out["graphNodes"]) > len(small_out["graphNodes"])
+    assert small == large == {"neo4j": neo4j, "weaviate": 2}
