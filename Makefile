@@ -33,8 +33,8 @@ services-up:  ## Start Neo4j + Weaviate; prints the export lines
 services-down:
 	scripts/services down
 
-bench: install  ## Search/load benchmarks on both backends (starts the servers)
-	scripts/bench
+bench: install  ## Search/load benchmarks on both backends (starts and stops the servers)
+	eval "$$(scripts/services up)" && $(BIN)/python -m benchmarks.search_latency; status=$$?; scripts/services down; exit $$status
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
