@@ -40,6 +40,13 @@ Step = Callable[[BrainSearchState, StepDeps], dict[str, Any]]
 ServicesProvider = Callable[[], SearchServices]
 
 
+def _context_value(context: Any, name: str) -> Any:
+    """An attribute of a dataclass/model context or a key of a mapping context (a parent graph's)."""
+    if isinstance(context, Mapping):
+        return context.get(name)
+    return getattr(context, name, None)
+
+
 def resolve_deps(context: Any, default_services: ServicesProvider, server_user: Any = None) -> StepDeps:
     """Services and principal from the run context (ours or a parent graph's), else the defaults.
 
@@ -48,12 +55,10 @@ def resolve_deps(context: Any, default_services: ServicesProvider, server_user: 
     alone decides the principal (see :func:`brain_graph.requests.principal_from_user`): a principal in
     the run context is untrusted request data there, and one naming anyone else is refused.
     """
-    services = getattr(context, "services", None) if context is not None else None
-    if isinstance(context, Mapping):
-        services = context.get("services")
+    services = _context_value(context, "services")
     if not isinstance(services, SearchServices):
         services = default_services()
-    raw_principal = context.get("principal") if isinstance(context, Mapping) else getattr(context, "principal", None)
+    raw_principal = _context_value(context, "principal")
     principal = as_principal(raw_principal)
     if server_user is not None:
         authenticated = principal_from_user(server_user)

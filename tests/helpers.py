@@ -9,6 +9,16 @@ from brain_graph.dataset import Dataset, load_dataset
 from brain_graph.services import SearchServices
 from brain_graph.stores.embedded import EmbeddedStore
 
+SEED_OPTION_DEFAULTS: dict[str, Any] = {
+    "topK": 20,
+    "maxEpisodes": 10,
+    "expandDepth": 1,
+    "maxNodes": 200,
+    "includeEpisodes": True,
+    "includeSignals": True,
+    "includeClusters": True,
+}
+
 
 def node(tenant: str, node_id: str, node_type: str, title: str | None, **extra: Any) -> dict[str, Any]:
     """A dataset node with defaults."""

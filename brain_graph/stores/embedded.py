@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS profiles (
 );
 """
 _NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
+_CLUSTER_COLUMNS = ", ".join(f"c.{column.strip()}" for column in _NODE_COLUMNS.split(","))
 
 
 def _dumps(value: Any) -> str:
@@ -246,7 +247,7 @@ class EmbeddedStore:
             if db is None or not node_ids:
                 return []
             cluster_rows = db.execute(
-                f"SELECT e.from_node_id AS member_id, {', '.join('c.' + c.strip() for c in _NODE_COLUMNS.split(','))}"
+                f"SELECT e.from_node_id AS member_id, {_CLUSTER_COLUMNS}"
                 " FROM edges e JOIN nodes c ON c.tenant_id = e.tenant_id AND c.node_id = e.to_node_id"
                 " WHERE e.tenant_id = ? AND e.edge_type = ? AND c.node_type = ?"
                 " AND e.from_node_id IN (SELECT value FROM json_each(?))",

@@ -12,20 +12,12 @@ import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES
+from tests.helpers import SEED_OPTION_DEFAULTS
 from tests.platform.cases import SEARCHES
 from tests.platform.devserver import DevServer
 
 pytestmark = pytest.mark.server
 
-SEED_OPTION_DEFAULTS = {
-    "topK": 20,
-    "maxEpisodes": 10,
-    "expandDepth": 1,
-    "maxNodes": 200,
-    "includeEpisodes": True,
-    "includeSignals": True,
-    "includeClusters": True,
-}
 STEP_WRITES = {
     "embed": ["filter", "options", "queryVectors"],
     "retrieve": ["hits"],

@@ -11,7 +11,7 @@ from brain_graph.errors import InvalidRequestError
 from brain_graph.graph import BrainSearchGraph
 from brain_graph.requests import read_request
 from brain_graph.services import SearchLimits, SearchServices
-from tests.helpers import request
+from tests.helpers import SEED_OPTION_DEFAULTS, request
 
 BASE: dict[str, Any] = {"queryText": "token", "filter": {"tenantId": "t1", "secured": False}}
 
@@ -74,15 +74,7 @@ def test_maximum_depth_is_configurable(small_services: SearchServices) -> None:
 
 def test_defaults_are_the_seeds() -> None:
     options = BrainSearchOptionsInput()
-    assert options.to_wire() == {
-        "topK": 20,
-        "maxEpisodes": 10,
-        "expandDepth": 1,
-        "maxNodes": 200,
-        "includeEpisodes": True,
-        "includeSignals": True,
-        "includeClusters": True,
-    }
+    assert options.to_wire() == SEED_OPTION_DEFAULTS
     parsed = BrainSearchRequest.model_validate(BASE | {"filter": {"tenantId": "t1"}})
     assert parsed.filter.secured is True
     assert parsed.filter.project_key is None
