@@ -11,10 +11,16 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from brain_graph.config import Settings, build_services
+from brain_graph.config import build_services, load_settings
 from brain_graph.contracts import BrainSearchResult
 from brain_graph.dataset import example_dataset_path, load_dataset, read_dataset
-from brain_graph.errors import AuthorizationError, BrainGraphError, InvalidRequestError
+from brain_graph.errors import (
+    AuthorizationError,
+    BrainGraphError,
+    ConfigurationError,
+    DatasetError,
+    InvalidRequestError,
+)
 from brain_graph.graph import build_graph
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
@@ -31,16 +37,23 @@ DEMO_SEARCHES: tuple[dict[str, Any], ...] = (
         "options": {"topK": 5, "expandDepth": 2},
     },
 )
-EXIT_CODES: dict[type[BrainGraphError], int] = {InvalidRequestError: 2, AuthorizationError: 3}
+EXIT_CODES: dict[type[BrainGraphError], int] = {
+    InvalidRequestError: 2,
+    DatasetError: 2,
+    ConfigurationError: 2,
+    AuthorizationError: 3,
+}
 
 
 def _fail(error: BrainGraphError) -> typer.Exit:
-    sys.stderr.write(f"error: {error}\n")
+    """Exit with the error's one line: 2 bad input or configuration, 3 not authorised, 1 anything else."""
+    message = " ".join(str(error).split())
+    sys.stderr.write(f"error: {message}\n")
     return typer.Exit(code=next((c for t, c in EXIT_CODES.items() if isinstance(error, t)), 1))
 
 
 def _services(store: Path | None) -> SearchServices:
-    settings = Settings()
+    settings = load_settings()
     if store is not None:
         settings = settings.model_copy(update={"backend": "embedded", "store_path": store})
     return build_services(settings)
@@ -121,8 +134,8 @@ def search(
         "filter": {"tenantId": tenant, "projectKey": project, "profileKindIn": kind or None, "secured": not public},
         "options": options,
     }
-    who = Principal(principal, tuple(group or ())) if principal else None
     try:
+        who = Principal(principal, tuple(group or ())) if principal else None
         services = _services(store)
         try:
             output = build_graph(services).invoke(
@@ -145,7 +158,7 @@ def demo(
 ) -> None:
     """Load the example graph into the local embedded store and run example searches."""
     try:
-        settings = Settings()
+        settings = load_settings()
         settings = settings.model_copy(
             update={"backend": "embedded", "store_path": store or settings.resolved_store_path}
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_data_dir
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from brain_graph.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
@@ -57,6 +57,18 @@ class Settings(BaseSettings):
         return home / STORE_FILE_NAME
 
 
+def load_settings() -> Settings:
+    """Settings from the environment; a bad value is one :class:`ConfigurationError` line naming the
+    variable, what it allows and what it got."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        variable = ".".join(str(part) for part in first["loc"])
+        got = repr(first.get("input"))[:80]
+        raise ConfigurationError(f"{variable}: {first['msg']} (got {got})") from None
+
+
 def build_backend(settings: Settings) -> StorageBackend:
     """The storage backend the settings name."""
     if settings.backend == "embedded":
@@ -72,7 +84,7 @@ def build_backend(settings: Settings) -> StorageBackend:
 
 def build_services(settings: Settings | None = None) -> SearchServices:
     """Services from configuration: the backend, the default profiles, the edge allowlist, limits."""
-    settings = settings or Settings()
+    settings = settings or load_settings()
     safe = [name.strip() for name in settings.safe_edge_types.split(",") if name.strip()]
     return SearchServices(
         backend=build_backend(settings),

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
+
+from brain_graph.security import text_problem
 
 JsonValue = Any
 SourceKind = Literal["work", "doc", "code", "other"]
@@ -18,6 +20,17 @@ MAX_TOP_K = 100
 MAX_MAX_EPISODES = 50
 MAX_MAX_NODES = 1000
 MAX_QUERY_CHARS = 2000
+MAX_TENANT_CHARS = 128
+MAX_PROJECT_CHARS = 128
+
+
+def identifier_problem(value: str, max_chars: int) -> str | None:
+    """Why a tenant id or project key is unusable (the same rule for searching and loading), or None."""
+    if not value.strip():
+        return "must not be blank"
+    if len(value) > max_chars:
+        return f"must be at most {max_chars} characters (got {len(value)})"
+    return text_problem(value)
 
 
 class WireModel(BaseModel):
@@ -42,10 +55,12 @@ class BrainSearchFilterInput(WireModel):
 
     tenant_id: str = Field(
         min_length=1,
-        max_length=128,
+        max_length=MAX_TENANT_CHARS,
         description="Tenant whose data is searched. Required; nothing outside it is ever returned.",
     )
-    project_key: str | None = Field(default=None, max_length=128, description="Only retrieve hits from this project.")
+    project_key: str | None = Field(
+        default=None, max_length=MAX_PROJECT_CHARS, description="Only retrieve hits from this project."
+    )
     profile_kind_in: list[str] | None = Field(
         default=None,
         description="Embedding profile kinds to search (e.g. work, doc, code). "
@@ -53,9 +68,19 @@ class BrainSearchFilterInput(WireModel):
     )
     secured: bool = Field(
         default=True,
+        strict=True,
         description="Secured mode: secured items are visible only to a principal listed in their ACL; "
         "without a principal the search fails closed. When false, secured items are never returned.",
     )
+
+    @field_validator("tenant_id", "project_key")
+    @classmethod
+    def _usable_identifier(cls, value: str | None) -> str | None:
+        if value is not None:
+            problem = identifier_problem(value, MAX_TENANT_CHARS)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
 
 class BrainSearchOptionsInput(WireModel):

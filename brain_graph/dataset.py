@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -14,6 +14,7 @@ from brain_graph.edges import check_edge_type
 from brain_graph.errors import BrainGraphError, ConfigurationError, DatasetError
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, StorageBackend, VectorRecord
+from brain_graph.write_checks import check_load
 
 EXAMPLE_DATASET_NAME = "example_graph.json"
 EMBED_BATCH_SIZE = 64
@@ -30,7 +31,7 @@ class DatasetNode(_Strict):
     project_key: str | None = Field(alias="projectKey", default=None)
     title: str | None = None
     url: str | None = None
-    secured: bool = False
+    secured: bool = Field(default=False, strict=True)  # a JSON boolean, never a coerced string
     acl: list[str] = Field(default_factory=list)
     text: dict[str, str] = Field(default_factory=dict)
     properties: dict[str, Any] = Field(default_factory=dict)
@@ -66,7 +67,7 @@ class DatasetEdge(_Strict):
 class Dataset(_Strict):
     """A knowledge graph to load: nodes and edges, each owned by a tenant."""
 
-    format_version: int = Field(alias="formatVersion", default=1)
+    format_version: Literal[1] = Field(alias="formatVersion", default=1)
     description: str = ""
     nodes: list[DatasetNode]
     edges: list[DatasetEdge]
@@ -109,21 +110,58 @@ def example_dataset_path() -> Path:
     return Path(str(resources.files("brain_graph.example_data").joinpath(EXAMPLE_DATASET_NAME)))
 
 
+def _parse_json(source: Path) -> Any:
+    """The JSON value of a dataset file; every way a file can be unreadable is one DatasetError line."""
+    try:
+        data = source.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{source}: no such file") from None
+    except OSError as error:
+        raise DatasetError(f"{source}: not readable ({error.strerror or error})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetError(
+            f"{source}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); save the file as UTF-8"
+        ) from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise DatasetError(f"{source}: not valid JSON ({error.msg} at {where})") from None
+    except RecursionError:
+        raise DatasetError(f"{source}: JSON nested too deeply to read") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise DatasetError(f"{name} is not a JSON number; datasets hold finite numbers only")
+
+
 def read_dataset(path: str | Path) -> Dataset:
-    """Parse and check a dataset file; raises :class:`DatasetError` with the reason."""
+    """Parse and check a dataset file; raises :class:`DatasetError` with the reason, in one line."""
     source = Path(path)
     try:
-        raw = json.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise DatasetError(f"{source}: no such file") from error
-    except (OSError, json.JSONDecodeError) as error:
-        raise DatasetError(f"{source}: not readable JSON ({error})") from error
+        raw = _parse_json(source)
+    except DatasetError as error:
+        if str(error).startswith(str(source)):
+            raise
+        raise DatasetError(f"{source}: {error}") from None
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{source}: a dataset is a JSON object with nodes and edges (got {type(raw).__name__})")
     try:
-        return Dataset.model_validate(raw)
+        dataset = Dataset.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise DatasetError(f"{source}: {where}: {first['msg']} ({error.error_count()} error(s))") from error
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "dataset"
+        message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())[:300]
+        raise DatasetError(f"{source}: {where}: {message} ({error.error_count()} error(s))") from None
+    except RecursionError:
+        raise DatasetError(f"{source}: JSON nested too deeply to read") from None
+    try:
+        check_load(dataset.node_records(), dataset.edge_records(), [], [])
+    except DatasetError as error:
+        raise DatasetError(f"{source}: {error}") from None
+    return dataset
 
 
 def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:
@@ -200,6 +238,7 @@ def load_dataset(
     before anything is written, so a failing embedder leaves the backend untouched."""
     nodes = dataset.node_records()
     edges = dataset.edge_records()
+    check_load(nodes, edges, [], [])  # before embedding: a bad dataset costs no embedding time
     try:
         vectors = embed_nodes(nodes, registry, progress)
     except BrainGraphError:

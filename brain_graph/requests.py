@@ -7,16 +7,38 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from brain_graph.contracts import BrainSearchRequest
+from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchRequest
 from brain_graph.errors import InvalidRequestError
 from brain_graph.security import AccessScope, Principal, resolve_scope
 from brain_graph.services import SearchServices
 
 M = TypeVar("M", bound=BaseModel)
+REQUEST_KEYS = frozenset({"queryText", "filter", "options"})
+OPTION_NAMES = frozenset(field.alias or name for name, field in BrainSearchOptionsInput.model_fields.items())
 
 
 def _field_path(location: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in location) or "request"
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A bounded repr of a rejected value (a one-line error never echoes a huge input)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def check_top_level_keys(value: Any) -> None:
+    """Refuse keys of a graph input other than ``queryText``, ``filter`` and ``options`` (an option
+    put beside ``options`` would otherwise be dropped silently and its default applied)."""
+    if not isinstance(value, Mapping):
+        return
+    unknown = sorted(str(key) for key in value if key not in REQUEST_KEYS)
+    if unknown:
+        hint = [key for key in unknown if key in OPTION_NAMES]
+        where = f"; {', '.join(hint)} belong(s) in options" if hint else ""
+        raise InvalidRequestError(
+            "request", f"unknown key(s) {unknown}; allowed: queryText, filter, options{where}"[:300]
+        )
 
 
 def read_request(state: Mapping[str, Any], services: SearchServices) -> BrainSearchRequest:
@@ -27,12 +49,11 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> BrainSea
         request = BrainSearchRequest.model_validate(raw)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
-        got = f" (got {first['input']!r})" if first["type"] != "missing" else ""
-        raise InvalidRequestError(_field_path(first["loc"]), f"{first['msg']}{got}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        got = f" (got {_shown(first['input'])})" if first["type"] != "missing" else ""
+        raise InvalidRequestError(_field_path(first["loc"]), f"{message}{got}") from None
     if not request.query_text.strip():
         raise InvalidRequestError("queryText", "must contain text, not only white space")
-    if not request.filter.tenant_id.strip():
-        raise InvalidRequestError("filter.tenantId", "must not be blank")
     maximum = services.limits.max_expand_depth
     if request.options.expand_depth > maximum:
         raise InvalidRequestError(
@@ -42,17 +63,34 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> BrainSea
     return request
 
 
+PRINCIPAL_KEYS = frozenset({"principalId", "principal_id", "groups"})
+
+
 def as_principal(value: Any) -> Principal | None:
     """A principal from a context value: a :class:`Principal`, or a mapping with ``principalId`` and
-    optional ``groups`` (as sent in a JSON run context)."""
-    if value is None or isinstance(value, Principal):
-        return value
-    if isinstance(value, Mapping):
-        principal_id = value.get("principalId") or value.get("principal_id")
-        if isinstance(principal_id, str) and principal_id:
-            groups = value.get("groups") or ()
-            return Principal(principal_id, tuple(str(group) for group in groups))
-    raise InvalidRequestError("context.principal", "must be an object with a non-empty principalId")
+    optional ``groups`` (a list of group names, as sent in a JSON run context).
+
+    Nothing is coerced: a malformed value (``principalId`` missing included) is an
+    :class:`InvalidRequestError` naming the field. An empty id is no principal (``None``), so a secured
+    search fails closed.
+    """
+    if value is None:
+        return None
+    if isinstance(value, Principal):
+        return None if value.is_anonymous else value
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError(
+            "context.principal", f"must be an object {{principalId, groups}} (got {type(value).__name__})"
+        )
+    unknown = sorted(str(key) for key in value if key not in PRINCIPAL_KEYS)
+    if unknown:
+        raise InvalidRequestError("context.principal", f"unknown key(s) {unknown}; allowed: principalId, groups")
+    principal_id = value.get("principalId", value.get("principal_id"))
+    if principal_id is None:
+        raise InvalidRequestError("context.principal.principalId", "is required (an empty string means no principal)")
+    groups = value.get("groups")
+    principal = Principal(principal_id, () if groups is None else groups)
+    return None if principal.is_anonymous else principal
 
 
 def _user_claim(user: Any, key: str) -> Any:
@@ -65,21 +103,23 @@ def _user_claim(user: Any, key: str) -> Any:
 
 def principal_from_user(user: Any) -> Principal | None:
     """The principal of a user authenticated by the LangGraph server (custom auth): its ``identity``;
-    groups from a ``groups`` claim and from ``group:<name>`` permissions. ``None`` for an
-    unauthenticated user or one without an identity."""
+    groups from a ``groups`` claim (a list of names) and from ``group:<name>`` permissions. ``None``
+    for an unauthenticated user or one without an identity; a malformed claim is an error."""
     if user is None or not _user_claim(user, "is_authenticated"):
         return None
     identity = _user_claim(user, "identity")
     if not isinstance(identity, str) or not identity:
         return None
-    groups: list[str] = []
+    groups: list[Any] = []
     claimed = _user_claim(user, "groups")
-    if isinstance(claimed, list | tuple):
-        groups.extend(str(group) for group in claimed)
+    if claimed is not None:
+        if not isinstance(claimed, list | tuple):
+            raise InvalidRequestError("user.groups", f"must be a list of group names (got {type(claimed).__name__})")
+        groups.extend(claimed)
     permissions = _user_claim(user, "permissions")
     if isinstance(permissions, list | tuple):
-        groups.extend(str(p).removeprefix("group:") for p in permissions if str(p).startswith("group:"))
-    return Principal(identity, tuple(sorted(set(groups))))
+        groups.extend(p.removeprefix("group:") for p in permissions if isinstance(p, str) and p.startswith("group:"))
+    return Principal(identity, tuple(groups))
 
 
 def access_scope(request: BrainSearchRequest, principal: Principal | None, services: SearchServices) -> AccessScope:

@@ -1,35 +1,123 @@
-"""Who may see what: principals, access scopes and the secured-mode decision."""
+"""Who may see what: principals, typed ACL entries, access scopes and the secured-mode decision.
+
+ACL entries are typed: ``user:<principal id>`` or ``group:<group name>``. A principal matches an entry
+only within its kind: its id against ``user:`` entries, its groups against ``group:`` entries. Names
+(principal ids and group names) are refused when they are empty, longer than
+:data:`MAX_NAME_CHARS`, start or end with white space, hold control or line-separator characters, or
+start with a kind prefix (``user:``/``group:``, any case), so no name can be read as another kind.
+"""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from brain_graph.errors import AuthorizationError
+from brain_graph.errors import AuthorizationError, InvalidRequestError
+
+AclKind = Literal["user", "group"]
+ACL_KINDS: tuple[AclKind, ...] = ("user", "group")
+MAX_NAME_CHARS = 256
+MAX_GROUPS = 1000
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def text_problem(value: str) -> str | None:
+    """Why a string cannot be used as an identifier: control, surrogate or line-separator characters."""
+    for char in value:
+        if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
+            return f"must not contain control or line-separator characters (found U+{ord(char):04X})"
+    return None
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a principal id or group name, or ``None`` when it can."""
+    if not isinstance(name, str):
+        return f"must be a string (got {type(name).__name__})"
+    if not name:
+        return "must not be empty"
+    if len(name) > MAX_NAME_CHARS:
+        return f"must be at most {MAX_NAME_CHARS} characters (got {len(name)})"
+    if name != name.strip():
+        return "must not start or end with white space"
+    if name.lower().startswith(tuple(f"{kind}:" for kind in ACL_KINDS)):
+        return "must not start with 'user:' or 'group:' (the ACL kinds)"
+    return text_problem(name)
+
+
+def acl_entry(kind: AclKind, name: str) -> str:
+    """The ACL entry naming a user or a group."""
+    return f"{kind}:{name}"
+
+
+def parse_acl_entry(entry: object) -> tuple[AclKind, str]:
+    """``(kind, name)`` of an ACL entry; raises :class:`ValueError` saying why an entry is invalid."""
+    if isinstance(entry, str):
+        for kind in ACL_KINDS:
+            prefix = f"{kind}:"
+            if entry.startswith(prefix):
+                problem = name_problem(entry[len(prefix) :])
+                if problem is not None:
+                    raise ValueError(f"ACL entry {entry[:80]!r}: the {kind} name {problem}")
+                return kind, entry[len(prefix) :]
+    raise ValueError(f"ACL entry {str(entry)[:80]!r} is neither 'user:<id>' nor 'group:<name>'")
 
 
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated caller: an id and the groups it belongs to (ACL entries match either)."""
+    """An authenticated caller: an id and the groups it belongs to.
+
+    Constructing one validates it (:class:`~brain_graph.errors.InvalidRequestError` naming the field);
+    ``groups`` must be a list or tuple of group names and is stored sorted and deduplicated. An empty
+    id is no principal at all: a secured search with it fails closed.
+    """
 
     principal_id: str
     groups: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.principal_id, str):
+            raise InvalidRequestError(
+                "context.principal.principalId", f"must be a string (got {type(self.principal_id).__name__})"
+            )
+        if self.principal_id:
+            problem = name_problem(self.principal_id)
+            if problem is not None:
+                raise InvalidRequestError("context.principal.principalId", problem)
+        groups: Any = self.groups
+        if not isinstance(groups, tuple | list):
+            raise InvalidRequestError(
+                "context.principal.groups", f"must be a list of group names (got {type(groups).__name__})"
+            )
+        if len(groups) > MAX_GROUPS:
+            raise InvalidRequestError("context.principal.groups", f"must hold at most {MAX_GROUPS} groups")
+        for index, group in enumerate(groups):
+            problem = name_problem(group)
+            if problem is not None:
+                raise InvalidRequestError(f"context.principal.groups[{index}]", problem)
+        object.__setattr__(self, "groups", tuple(sorted(set(groups))))
+
+    @property
+    def is_anonymous(self) -> bool:
+        """Whether this principal names nobody (an empty id)."""
+        return not self.principal_id
+
     @property
     def identities(self) -> frozenset[str]:
-        """ACL entries this principal matches: ``user:<id>`` and ``group:<name>`` forms."""
-        ids = {self.principal_id, f"user:{self.principal_id}"}
-        ids.update(self.groups)
-        ids.update(f"group:{group}" for group in self.groups)
-        return frozenset(ids)
+        """The typed ACL entries this principal matches: ``user:<id>`` and ``group:<name>`` for each group."""
+        if self.is_anonymous:
+            return frozenset()
+        return frozenset({acl_entry("user", self.principal_id), *(acl_entry("group", g) for g in self.groups)})
 
 
 @dataclass(frozen=True)
 class AccessScope:
     """The data a search may touch. Every store method takes one and enforces all of it.
 
-    ``identities`` lists the ACL entries the caller matches; ``None`` means the caller sees no secured
-    item at all. ``all_secured`` is the service-principal mode: every secured item of the tenant.
+    ``identities`` lists the typed ACL entries the caller matches (see :attr:`Principal.identities`);
+    ``None`` means the caller sees no secured item at all. ``all_secured`` is the service-principal
+    mode: every secured item of the tenant.
     """
 
     tenant_id: str
@@ -48,7 +136,7 @@ class AccessScope:
             return False
         if not secured or self.all_secured:
             return True
-        if self.identities is None:
+        if not self.identities:
             return False
         return not self.identities.isdisjoint(acl)
 
@@ -57,13 +145,14 @@ def resolve_scope(tenant_id: str, secured: bool, principal: Principal | None, se
     """Decide what a request may see; fail closed when secured mode has no principal.
 
     - ``secured=False``: public items only, whoever asks.
-    - ``secured=True`` with a principal: public items plus secured items whose ACL names the principal.
-    - ``secured=True`` without a principal: :class:`AuthorizationError`, unless the deployment runs in
-      service-principal mode, which sees every item of the tenant.
+    - ``secured=True`` with a principal: public items plus secured items whose ACL names the principal
+      (``user:<id>``) or one of its groups (``group:<name>``).
+    - ``secured=True`` without a principal (or with an anonymous one): :class:`AuthorizationError`,
+      unless the deployment runs in service-principal mode, which sees every item of the tenant.
     """
     if not secured:
         return AccessScope(tenant_id=tenant_id)
-    if principal is not None:
+    if principal is not None and not principal.is_anonymous:
         return AccessScope(tenant_id=tenant_id, identities=principal.identities)
     if service_principal:
         return AccessScope(tenant_id=tenant_id, all_secured=True)

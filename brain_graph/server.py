@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from brain_graph.config import Settings
+from brain_graph.config import load_settings
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
 
 __all__ = ["app", "make_graph"]
@@ -48,7 +48,7 @@ def _package_version() -> str:
 def health(request: Request) -> JSONResponse:
     """Liveness and configuration summary; does not touch the store (no secrets, no paths). Sync, so
     Starlette runs it in a thread (reading settings may read a ``.env`` file)."""
-    settings = Settings()
+    settings = load_settings()
     return JSONResponse(
         {
             "status": "ok",

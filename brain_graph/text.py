@@ -1,41 +1,172 @@
-"""Deterministic text bounding for passages."""
+"""Deterministic text bounding for passages, and the neutralisation of text written into markdown.
+
+Neutralisation rule of the prompt pack (``brain_graph.nodes.build_pack``): text from data or from
+the request can never open, close or forge a section of the pack.
+
+- Block text (a passage) is :func:`fenced` with a backtick fence longer than any backtick run inside
+  it (at least three), so nothing inside can end the fence or be read as a heading, list, link or
+  HTML; line breaks inside are normalised to ``\\n`` and other control characters become spaces.
+- Inline text (titles, labels, query, kinds, node types, episode project keys) is :func:`inline`:
+  put on one line (every run of whitespace or control characters, ``\\r``, U+0085, U+2028 and U+2029
+  included, becomes one space), cut to its limit with ``…``, and every character markdown could act
+  on is backslash-escaped: ``\\ ` * [ ] < > # | ~ &``, and ``_`` unless it stands between two letters
+  or digits (where CommonMark never reads it as emphasis, so ``token_refresh.py`` stays readable).
+- Identifiers (node ids, the tenant id and project key of the scope line) are one-lined, cut, and
+  printed as a :func:`code_span` delimited by a backtick run longer than any inside.
+- URLs are printed only as ``<url>`` autolinks, and only when :func:`safe_url` accepts them (absolute
+  ``http(s)`` URLs of printable ASCII without spaces, quotes, backslashes, backticks or angle
+  brackets, within a length limit); any other URL is left out of the markdown.
+
+Every function here is a pure function of its arguments.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc
+_CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # Cc except the tab
+_BACKTICKS = re.compile(r"`+")
+# Absolute http(s) URL of printable ASCII without space " ' < > \ ` (the ranges skip exactly those).
+_SAFE_URL = re.compile(r"https?://[!#-&(-;=?-\[\]-_a-~]+", re.IGNORECASE | re.ASCII)
+_ALWAYS_ESCAPED = frozenset("\\`*[]<>#|~&")
+
+ELLIPSIS = "…"
+MARKER_ROOM = 40  # room kept for the cut marker of an excerpt (more if its count needs it)
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` split at every Unicode line boundary, other control characters (but
+    tabs) replaced by spaces."""
+    return [_CONTROL_IN_LINE.sub(" ", line) for line in text.splitlines()]
+
+
+def clean_block(text: str) -> str:
+    """``text`` with every line boundary (``\\r\\n``, ``\\r``, U+0085, U+2028, ...) as ``\\n`` and
+    other control characters but tabs as spaces; never longer than ``text``."""
+    return "\n".join(_lines(text))
 
 
 def normalize(text: str) -> str:
     """Trim lines, fold runs of spaces, keep at most one blank line between paragraphs."""
-    lines = [_SPACES.sub(" ", line).strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = [_SPACES.sub(" ", line).strip() for line in _lines(text)]
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
 
 def one_line(text: str | None) -> str:
-    """The text on a single line (for titles in markdown)."""
-    return " ".join((text or "").split())
+    """The text on a single line: every run of whitespace or control characters becomes one space."""
+    return " ".join(_CONTROL.sub(" ", text or "").split())
 
 
 def normalize_code(text: str) -> str:
     """Code keeps its indentation: only line endings, trailing spaces and outer blank lines change."""
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    return "\n".join(lines).strip("\n")
+    return "\n".join(line.rstrip() for line in _lines(text)).strip("\n")
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``; a cut text ends with ``…``."""
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    return text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def _marker(count: int) -> str:
+    return f" … [truncated: {count} more characters]"
 
 
 def excerpt(text: str, limit: int, *, code: bool = False) -> str:
     """At most ``limit`` characters of ``text``, cut at a line or word boundary, with a marker saying
-    how much was cut: ``… [truncated: N more characters]``. ``code`` keeps indentation."""
+    how much was cut: ``… [truncated: N more characters]``. ``code`` keeps indentation. A limit too
+    small for the marker gives a plain :func:`clip`."""
     text = normalize_code(text) if code else normalize(text)
     if len(text) <= limit:
         return text
-    marker_room = 40
-    cut = max(0, limit - marker_room)
+    marker_room = max(MARKER_ROOM, len(_marker(len(text))))
+    if limit < marker_room:
+        return clip(text, limit)
+    cut = limit - marker_room
     window = text[:cut]
     boundary = max(window.rfind("\n"), window.rfind(" "))
     if boundary >= cut // 2:
         window = window[:boundary]
     window = window.rstrip()
-    return f"{window} … [truncated: {len(text) - len(window)} more characters]"
+    return window + _marker(len(text) - len(window))
+
+
+def longest_backtick_run(text: str) -> int:
+    """Length of the longest run of backticks in ``text`` (0 if none)."""
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run in ``text``, at least three backticks."""
+    return "`" * max(3, longest_backtick_run(text) + 1)
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a fenced block: no line of ``text`` can close the fence."""
+    fence = fence_for(text)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def fence_overhead(text: str) -> int:
+    """Characters :func:`fenced` adds around ``text`` (without an info string)."""
+    return 2 * len(fence_for(text)) + 2
+
+
+def escape_inline(text: str) -> str:
+    """Backslash-escape the characters markdown could act on in one-line text (see the module doc)."""
+    out = []
+    for index, char in enumerate(text):
+        intraword = 0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
+        escaped = char in _ALWAYS_ESCAPED or (char == "_" and not intraword)
+        out.append("\\" + char if escaped else char)
+    return "".join(out)
+
+
+def code_span_of(text: str) -> str:
+    """``text`` as a code span delimited by a backtick run longer than any inside."""
+    delimiter = "`" * (longest_backtick_run(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{delimiter}{pad}{text}{pad}{delimiter}"
+
+
+def _fit(text: str, limit: int, render: Callable[[str], str]) -> str:
+    """``render(text)`` if it has at most ``limit`` characters, else the render of the longest
+    prefix of ``text`` plus ``…`` that does (rendered length grows with the prefix: binary search)."""
+    if len(text) <= limit:
+        whole = render(text)
+        if len(whole) <= limit:
+            return whole
+    low, high = 0, min(len(text), limit) - 1  # a render is never shorter than what it shows
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(render(text[:middle] + ELLIPSIS)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return render(text[:low].rstrip() + ELLIPSIS)
+
+
+def inline(value: str | None, limit: int) -> str:
+    """``value`` one-lined and escaped for inline markdown, at most ``limit`` characters as printed
+    (cut with ``…``); ``-`` when empty."""
+    return _fit(one_line(value) or "-", limit, escape_inline)
+
+
+def code_span(value: str | None, limit: int) -> str:
+    """``value`` one-lined as a code span of at most ``limit`` characters (cut with ``…``); ``-``
+    when empty."""
+    return _fit(one_line(value) or "-", limit, code_span_of)
+
+
+def safe_url(url: str | None, limit: int) -> str | None:
+    """``url`` if it can be printed as a ``<url>`` autolink (see the module doc), else ``None``."""
+    if url and len(url) <= limit and _SAFE_URL.fullmatch(url):
+        return url
+    return None

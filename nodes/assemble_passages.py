@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from brain_graph.contracts import BrainRagPassage, BrainSearchHit, SourceKind
 from brain_graph.profiles import CODE_FILE, DOC, WORK_ITEM
@@ -11,10 +14,13 @@ from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.stores.base import NodeRecord
-from brain_graph.text import excerpt, normalize, one_line
+from brain_graph.text import clip, excerpt, fence_for, fence_overhead, normalize_code, one_line
 
 SOURCE_KINDS: dict[str, SourceKind] = {WORK_ITEM: "work", DOC: "doc", CODE_FILE: "code"}
-MIN_PASSAGE_CHARS = 200
+SEPARATOR = "\n\n"
+MIN_PART_CHARS = 40  # a field that would be cut shorter than this is left out, with the fields after it
+MAX_LANGUAGE_CHARS = 32
+_NOT_LANGUAGE = re.compile(r"[^A-Za-z0-9_+#.-]")
 
 
 def source_kind(node_type: str) -> SourceKind:
@@ -22,39 +28,103 @@ def source_kind(node_type: str) -> SourceKind:
     return SOURCE_KINDS.get(node_type, "other")
 
 
-def passage_text(node: NodeRecord, limits: SearchLimits) -> str:
-    """Work item: title, summary, description excerpt. Doc: title, body excerpt. Code: path, summary,
-    fenced code excerpt (indentation kept). Anything else: title and summary."""
+@dataclass(frozen=True)
+class Part:
+    """One field of a passage: its raw text, its own limit, how it renders, and for code its language."""
+
+    text: str
+    limit: int
+    form: Literal["title", "prose", "code"] = "prose"
+    language: str = ""
+
+
+def code_language(value: Any) -> str:
+    """The fence info string for a code language: letters, digits and ``_+#.-`` only, bounded."""
+    return _NOT_LANGUAGE.sub("", one_line(str(value or "")))[:MAX_LANGUAGE_CHARS]
+
+
+def passage_parts(node: NodeRecord, limits: SearchLimits) -> list[Part]:
+    """Work item: title, summary, description. Doc: title, body. Code: path, summary, code.
+    Anything else: title and summary. Each field with its excerpt limit."""
     text = node.text
-    parts = [one_line(node.title)]
+    parts = [Part(node.title or "", limits.max_title_chars, "title")]
     kind = source_kind(node.node_type)
+    if kind == "doc":
+        return [*parts, Part(text.get("body", ""), limits.doc_excerpt_chars)]
+    parts.append(Part(text.get("summary", ""), limits.summary_excerpt_chars))
     if kind == "work":
-        parts += [
-            normalize(text.get("summary", "")),
-            excerpt(text.get("description", ""), limits.description_excerpt_chars),
-        ]
-    elif kind == "doc":
-        parts.append(excerpt(text.get("body", ""), limits.doc_excerpt_chars))
+        parts.append(Part(text.get("description", ""), limits.description_excerpt_chars))
     elif kind == "code":
-        parts.append(normalize(text.get("summary", "")))
-        code = excerpt(text.get("body", ""), limits.code_excerpt_chars, code=True)
-        if code:
-            language = str(node.properties.get("language", ""))
-            parts.append(f"```{language}\n{code}\n```")
-    else:
-        parts.append(normalize(text.get("summary", "")))
-    return "\n\n".join(part for part in parts if part)
+        language = code_language(node.properties.get("language"))
+        parts.append(Part(text.get("body", ""), limits.code_excerpt_chars, "code", language))
+    return parts
+
+
+def code_block(code: str, language: str, limit: int, room: int) -> str:
+    """A fenced excerpt of at most ``limit`` characters of code (indentation kept), at most ``room``
+    characters with its fence, which is longer than any backtick run of the code. Empty if no code
+    fits."""
+    full = normalize_code(code)
+    code_room = min(limit, room - fence_overhead(full) - len(language))
+    body = excerpt(full, code_room, code=True) if code_room > 0 else ""
+    if not body:
+        return ""
+    fence = fence_for(body)
+    return f"{fence}{language}\n{body}\n{fence}"
+
+
+def render_part(part: Part, room: int) -> str:
+    """A field as it appears in the passage: within its own limit, at most ``room`` characters."""
+    if part.form == "code":
+        return code_block(part.text, part.language, part.limit, room)
+    limit = min(part.limit, room)
+    if part.form == "title":
+        return clip(one_line(part.text), limit)
+    return excerpt(part.text, limit)
+
+
+def passage_text(node: NodeRecord, limits: SearchLimits, max_chars: int) -> str:
+    """The passage of a node, at most ``max_chars`` characters: its fields in order, separated by a
+    blank line, each within its own limit and the room left; a field that would be cut to fewer
+    than ``MIN_PART_CHARS`` characters by the room left is left out, and so are the fields after it."""
+    pieces: list[str] = []
+    used = 0
+    for part in passage_parts(node, limits):
+        gap = len(SEPARATOR) if pieces else 0
+        room = max_chars - used - gap
+        if room < MIN_PART_CHARS and len(render_part(part, sys.maxsize)) > room:
+            break
+        piece = render_part(part, room)
+        if piece:
+            pieces.append(piece)
+            used += gap + len(piece)
+    return SEPARATOR.join(pieces)
+
+
+def fit_passage(node: NodeRecord, limits: SearchLimits, remaining: int) -> str | None:
+    """The passage of a node if it fits in ``remaining`` characters of budget, counted with the
+    fence the prompt pack adds; else the passage cut to fit, or ``None`` if that would leave less
+    than ``min_passage_chars``. A cut passage has no longer backtick run, so no longer fence."""
+    text = passage_text(node, limits, limits.max_passage_chars)
+    overhead = fence_overhead(text)
+    if len(text) + overhead <= remaining:
+        return text
+    room = remaining - overhead
+    if room < limits.min_passage_chars:
+        return None
+    return passage_text(node, limits, room)
 
 
 def assemble_passages(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
-    """Write ``passages``: one per hit in rank order, texts fetched in one call, the total bounded by
-    the passage budget (30,000 characters by default): the last passage that does not fit is cut,
-    and passages after it are left out."""
+    """Write ``passages``: one per cited hit (the first ``min(max_passages, max_citations)``) in
+    rank order, texts fetched in one call. Each passage is at most ``max_passage_chars`` (2,000 by
+    default) and all of them, fences of the pack included, at most the passage budget (30,000 by
+    default): the last passage that does not fit is cut, and passages after it are left out."""
     services = deps.services
     request = read_request(state, services)
     scope = access_scope(request, deps.principal, services)
     limits = services.limits
-    hits = read_list(state, "hits", BrainSearchHit)[: limits.max_passages]
+    hits = read_list(state, "hits", BrainSearchHit)[: min(limits.max_passages, limits.max_citations)]
     if not hits:
         return {"passages": []}
     texts = services.backend.passage_source.get_texts([hit.node_id for hit in hits], scope=scope)
@@ -64,15 +134,13 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]
         node = texts.get(hit.node_id)
         if node is None:
             continue
-        text = passage_text(node, limits)
-        if len(text) > remaining:
-            if remaining < MIN_PASSAGE_CHARS:
-                break
-            text = excerpt(text, remaining)
+        text = fit_passage(node, limits, remaining)
+        if text is None:
+            break
         passages.append(
             BrainRagPassage(
                 source_node_id=node.node_id, source_kind=source_kind(node.node_type), text=text, url=node.url
             )
         )
-        remaining -= len(text)
+        remaining -= len(text) + fence_overhead(text)
     return {"passages": passages}

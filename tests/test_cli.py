@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +79,51 @@ def test_the_installed_command_reports_a_bad_dataset_in_one_line(tmp_path: Path)
     bad.write_text('{"nodes": [], "edges": [{"tenantId": "t"}]}', encoding="utf-8")
     command = [sys.executable, "-m", "brain_graph.cli", "load", str(bad), "--store", str(tmp_path / "s.sqlite3")]
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
-    assert completed.returncode == 1
+    assert completed.returncode == 2
     assert completed.stderr.startswith(f"error: {bad}: edges.0.edgeType: Field required")
     assert "Traceback" not in completed.stderr
     assert not (tmp_path / "s.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("caf\u00e9".encode("latin-1"), "not UTF-8"),
+        (("[" * 200_000).encode(), "nested too deeply"),
+        (json.dumps(SMALL_GRAPH | {"formatVersion": 9}).encode(), "formatVersion: Input should be 1"),
+    ],
+)
+def test_every_malformed_dataset_exits_2_in_one_line(tmp_path: Path, content: bytes, message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    result = runner.invoke(app, ["load", str(bad), "--store", str(tmp_path / "s.sqlite3")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {bad}: ")
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("BRAIN_GRAPH_BACKEND", "neo4j", "BRAIN_GRAPH_BACKEND: Input should be 'embedded' or 'neo4j-weaviate'"),
+        ("BRAIN_GRAPH_BACKEND_TIMEOUT", "soon", "BRAIN_GRAPH_BACKEND_TIMEOUT: Input should be a valid number"),
+    ],
+)
+def test_a_configuration_error_is_one_line_naming_the_variable(
+    tmp_path: Path, variable: str, value: str, message: str
+) -> None:
+    env = {**os.environ, variable: value}
+    command = [sys.executable, "-m", "brain_graph.cli", "search", "token", "--tenant", "t1", "--public"]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith(f"error: {message}")
+    assert completed.stderr.count("\n") == 1
+    assert "Traceback" not in completed.stderr
+
+
+def test_a_principal_that_reads_as_a_group_exits_2(loaded_store: Path) -> None:
+    args = ["search", "token", "--tenant", "t1", "--principal", "group:security", "--store", str(loaded_store)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: invalid request: context.principal.principalId: must not start with")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import Dataset, index_info, load_dataset, read_dataset
+from brain_graph.dataset import Dataset, embed_nodes, index_info, load_dataset, read_dataset
 from brain_graph.errors import DatasetError
 from brain_graph.graph import build_graph
 from brain_graph.services import SearchServices
@@ -43,19 +44,26 @@ from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import SMALL_GRAPH
 
 class CrashingVector:
+    # passes the checks before the write (first iteration), kills the process while it is written
+
+    def __init__(self, values):
+        self.values, self.reads = list(values), 0
+
     def __len__(self):
-        return 1
+        return len(self.values)
 
     def __iter__(self):
-        os._exit(3)  # the process dies mid-transaction: no rollback, no cleanup
+        self.reads += 1
+        if self.reads > 1:
+            os._exit(3)  # the process dies mid-transaction: no rollback, no cleanup
+        return iter(self.values)
 
-    __getitem__ = __iter__
 
 data = Dataset.model_validate(SMALL_GRAPH | {"nodes": [dict(n, title="Renamed") for n in SMALL_GRAPH["nodes"]]})
 registry = default_profiles()
 nodes = data.node_records()
 vectors = embed_nodes(nodes, registry)
-vectors[-1] = VectorRecord(**{**vectors[-1].__dict__, "vector": CrashingVector()})
+vectors[-1] = VectorRecord(**{**vectors[-1].__dict__, "vector": CrashingVector(vectors[-1].vector)})
 EmbeddedStore(sys.argv[1]).load(nodes, data.edge_records(), vectors, index_info(registry), replace=True)
 """
 
@@ -70,14 +78,44 @@ def test_a_load_killed_mid_write_keeps_the_previous_contents(tmp_path: Path) -> 
     assert "Renamed" not in json.dumps(before)
 
 
+class FailsWhenWritten:
+    """A vector that passes the checks before the write, then fails while it is written."""
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values, self.reads = list(values), 0
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __iter__(self) -> Iterator[float]:
+        self.reads += 1
+        if self.reads > 1:
+            raise OSError("disk gone")
+        return iter(self.values)
+
+
 def test_a_failing_write_rolls_back(tmp_path: Path) -> None:
     services = make_store(tmp_path, SMALL_GRAPH)
     before = search_wire(services)
     store = services.backend
     data = Dataset.model_validate(SMALL_GRAPH | {"nodes": [dict(n, title="Renamed") for n in SMALL_GRAPH["nodes"]]})
-    bad_vector = VectorRecord("t1", "w1", "cdm.work.summary", "P", False, (), ["not a number"])  # type: ignore[list-item]
-    with pytest.raises(TypeError):
-        store.load(data.node_records(), data.edge_records(), [bad_vector], index_info(services.profiles), replace=True)
+    nodes = data.node_records()
+    vectors = embed_nodes(nodes, services.profiles)
+    vectors[-1] = VectorRecord(**{**vectors[-1].__dict__, "vector": FailsWhenWritten(vectors[-1].vector)})  # type: ignore[arg-type]
+    with pytest.raises(OSError, match="disk gone"):
+        store.load(nodes, data.edge_records(), vectors, index_info(services.profiles), replace=True)
+    assert search_wire(services) == before
+
+
+def test_a_vector_of_the_wrong_dimension_is_refused_before_writing(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    before = search_wire(services)
+    data = Dataset.model_validate(SMALL_GRAPH | {"nodes": [dict(n, title="Renamed") for n in SMALL_GRAPH["nodes"]]})
+    bad_vector = VectorRecord("t1", "w1", "cdm.work.summary", "P", False, (), [0.5])
+    with pytest.raises(DatasetError, match="dimension 1"):
+        services.backend.load(
+            data.node_records(), data.edge_records(), [bad_vector], index_info(services.profiles), replace=True
+        )
     assert search_wire(services) == before
 
 
@@ -126,5 +164,68 @@ def test_unreadable_files_are_dataset_errors(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="no such file"):
         read_dataset(tmp_path / "missing.json")
     (tmp_path / "broken.json").write_text("{", encoding="utf-8")
-    with pytest.raises(DatasetError, match="not readable JSON"):
+    with pytest.raises(DatasetError, match="not valid JSON"):
         read_dataset(tmp_path / "broken.json")
+
+
+def _small_graph_text() -> str:
+    return json.dumps(SMALL_GRAPH, ensure_ascii=False).replace("Billing export", "Billing export ñ")
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (lambda: _small_graph_text().encode("latin-1"), "not UTF-8 (byte 0xf1 at offset"),
+        (lambda: _small_graph_text().encode("utf-16"), "not UTF-8 (byte 0xff at offset 0)"),
+        (lambda: ("[" * 200_000 + "]" * 200_000).encode(), "nested too deeply"),
+        (lambda: b'{"nodes": [], "edges": [], "x": NaN}', "NaN is not a JSON number"),
+        (lambda: b"[]", "a dataset is a JSON object"),
+    ],
+)
+def test_malformed_files_are_one_line_dataset_errors(tmp_path: Path, payload: object, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(payload())  # type: ignore[operator]
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert message in str(caught.value)
+    assert str(caught.value).startswith(str(path))
+    assert "\n" not in str(caught.value)
+
+
+def _with_node(**changes: object) -> dict[str, object]:
+    data = json.loads(json.dumps(SMALL_GRAPH))
+    data["nodes"][2].update(changes)  # w3: no edge refers to it
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (SMALL_GRAPH | {"formatVersion": 2}, "formatVersion: Input should be 1"),
+        (_with_node(tenantId=" "), "tenantId must not be blank"),
+        (_with_node(tenantId="t" * 200), "tenantId must be at most 128 characters"),
+        (_with_node(tenantId="t1\n## x"), "tenantId must not contain control"),
+        (_with_node(id="w1\u2028x"), "id must not contain control"),
+        (_with_node(title="lone \ud800 surrogate"), "title is not valid Unicode"),
+        (_with_node(text={"summary": "bad \udfff"}), "text is not valid Unicode"),
+        (
+            _with_node(properties={"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+            "nested deeper",
+        ),
+        (_with_node(secured="true", acl=["user:alice"]), "secured: Input should be a valid boolean"),
+        (_with_node(secured=True, acl=["alice"]), "neither 'user:<id>' nor 'group:<name>'"),
+        (_with_node(secured=True, acl=["user:group:security"]), "must not start with 'user:' or 'group:'"),
+    ],
+)
+def test_the_loader_validates_like_the_search(tmp_path: Path, data: dict[str, object], message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert message in str(caught.value)
+    if "Input should be" in message:
+        return  # not a Dataset at all: nothing to hand to load_dataset
+    store = EmbeddedStore(tmp_path / "s.sqlite3")
+    with pytest.raises(DatasetError, match=message.split(" ")[0]):
+        load_dataset(Dataset.model_validate(data), store, SearchServices(backend=store).profiles)
+    assert not (tmp_path / "s.sqlite3").exists()

@@ -7,6 +7,7 @@ the diff of ``tests/__snapshots__/test_snapshots/`` before committing it.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +16,11 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from brain_graph.contracts import BrainSearchResult
-from brain_graph.graph import BrainSearchGraph
+from brain_graph.graph import BrainSearchGraph, build_graph
 from brain_graph.security import Principal
 from brain_graph.state import BrainSearchContext
+from tests.helpers import make_store
+from tests.unit.hostile_graph import hostile_dataset, hostile_request
 
 
 class MarkdownSnapshotExtension(SingleFileSnapshotExtension):
@@ -97,6 +100,14 @@ def test_prompt_pack_citations(example_graph: BrainSearchGraph, snapshot: Snapsh
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_whole_result(example_graph: BrainSearchGraph, snapshot: SnapshotAssertion, case: str) -> None:
     assert run_case(example_graph, case).to_wire() == snapshot(extension_class=JSONSnapshotExtension)
+
+
+def test_hostile_prompt_pack_markdown(tmp_path: Path, snapshot: SnapshotAssertion) -> None:
+    """Text that tries to forge the pack's structure (``tests/unit/hostile_graph.py``), frozen as
+    neutralised: fenced bodies, one-line escaped fields, code-span ids, unsafe urls left out."""
+    output = build_graph(make_store(tmp_path, hostile_dataset())).invoke(hostile_request())  # type: ignore[arg-type]
+    markdown = BrainSearchResult.model_validate(output).prompt_pack.context_markdown
+    assert markdown == snapshot(extension_class=MarkdownSnapshotExtension)
 
 
 def test_the_cases_cover_what_they_claim(example_graph: BrainSearchGraph) -> None:

@@ -84,6 +84,26 @@ def check_query_matches(query: VectorQuery, indexed: ProfileIndexInfo | None) ->
         )
 
 
+def profile_conflict(
+    recorded: ProfileIndexInfo, loading: ProfileIndexInfo, holders: Sequence[str]
+) -> ConfigurationError:
+    """The error of a load that would change a profile's embedder identity while ``holders`` (tenants
+    this load does not replace) still hold vectors of the recorded one.
+
+    The rule, the same on every backend: a profile's embedder identity (embedder name + dimension)
+    belongs to the index and is shared by all its tenants. A load with another identity is refused
+    unless every tenant holding vectors of the profile is replaced by that load; then the new identity
+    is recorded (re-indexing the profile)."""
+    shown = ", ".join(repr(tenant[:80]) for tenant in holders[:5])
+    more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
+    return ConfigurationError(
+        f"profile {loading.profile_id}: the index records embedder {recorded.embedder_name!r} "
+        f"(dimension {recorded.dimension}), this load has {loading.embedder_name!r} (dimension "
+        f"{loading.dimension}); tenant(s) {shown}{more} still hold vectors of the recorded embedder: "
+        "replace them in the same load, or drop them, to re-index the profile"
+    )
+
+
 @dataclass(frozen=True)
 class VectorHit:
     """A vector match. Ordered by ``score`` descending, then ``node_id``, then ``profile_id``."""
@@ -222,8 +242,12 @@ class PassageSource(Protocol):
 
 @runtime_checkable
 class StorageBackend(Protocol):
-    """A deployment's stores, plus loading. ``load`` is idempotent; with ``replace`` the tenants'
-    previous contents are dropped first."""
+    """A deployment's stores, plus loading.
+
+    ``load`` first runs :func:`brain_graph.write_checks.check_load` (a dataset a store could refuse
+    writes nothing), then applies the embedder-identity rule of :func:`profile_conflict`. It is
+    idempotent; with ``replace`` the loaded tenants' previous contents are replaced, and a replace-load
+    that fails at any point leaves every search returning what it returned before."""
 
     name: str
 
@@ -251,7 +275,8 @@ class StorageBackend(Protocol):
         *,
         replace: bool,
     ) -> None:
-        """Write a dataset (nodes, edges, their vectors) in batches."""
+        """Write a dataset (nodes, edges, their vectors); with ``replace`` the tenants of ``nodes`` are
+        replaced as a whole, else upserted into."""
         ...
 
     def close(self) -> None:

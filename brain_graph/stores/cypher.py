@@ -4,7 +4,14 @@ All values are parameters. The only interpolated text is a relationship type in 
 MERGE, and :func:`merge_edges` validates it with :func:`brain_graph.edges.check_edge_type` first.
 Every MATCH names the tenant on both ends, so no statement can cross tenants.
 
-Visibility (:data:`VISIBLE`) is :meth:`brain_graph.security.AccessScope.may_see` in Cypher: the tenant
+Generations: a tenant's data is a set of ``:BrainNode`` of one ``generation``; the pointer
+``(:BrainTenant {tenantId, generation, nextGeneration})`` names the one searches see. Every read joins
+the pointer in the same statement (:data:`TENANT` then ``n.generation = t.generation``), so a read
+sees exactly one generation, and a tenant without a pointer (or whose pointer has no generation yet)
+has no data. A replace-load writes a new generation (:data:`TAKE_GENERATIONS`), then flips the pointer
+(:data:`FLIP`), then deletes the older generations (:data:`DELETE_OLDER`).
+
+Visibility (:func:`visible`) is :meth:`brain_graph.security.AccessScope.may_see` in Cypher: the tenant
 is matched separately; then public, or the service-principal mode (``$allSecured``), or an ACL entry
 among ``$identities`` (an empty list when the caller has no principal).
 """
@@ -26,20 +33,73 @@ def visible(var: LiteralString) -> LiteralString:
 # -- schema ----------------------------------------------------------------------------------
 
 SCHEMA: tuple[LiteralString, ...] = (
-    "CREATE CONSTRAINT brain_node_key IF NOT EXISTS FOR (n:BrainNode) REQUIRE (n.tenantId, n.nodeId) IS UNIQUE",
+    # (tenantId, nodeId) was the key before generations; nodes of two generations share a nodeId.
+    "DROP CONSTRAINT brain_node_key IF EXISTS",
+    "CREATE CONSTRAINT brain_tenant_key IF NOT EXISTS FOR (t:BrainTenant) REQUIRE t.tenantId IS UNIQUE",
+    "CREATE CONSTRAINT brain_node_generation_key IF NOT EXISTS "
+    "FOR (n:BrainNode) REQUIRE (n.tenantId, n.generation, n.nodeId) IS UNIQUE",
+    "CREATE INDEX brain_node_generation IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId, n.generation)",
     "CREATE INDEX brain_node_type IF NOT EXISTS FOR (n:BrainNode) ON (n.nodeType)",
     "CREATE INDEX brain_node_tenant IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId)",
 )
 
+# -- generations -----------------------------------------------------------------------------
+
+# A fresh generation per tenant, atomically (the SET reads what it writes, so Neo4j takes the write
+# lock first: concurrent loads get distinct numbers). Tenants are sorted by the caller (lock order).
+TAKE_GENERATIONS: LiteralString = (
+    "UNWIND $tenants AS tenantId "
+    "MERGE (t:BrainTenant {tenantId: tenantId}) "
+    "SET t.nextGeneration = coalesce(t.nextGeneration, 0) + 1 "
+    "RETURN tenantId, t.nextGeneration AS generation"
+)
+
+CURRENT_GENERATIONS: LiteralString = (
+    "UNWIND $tenants AS tenantId "
+    "MATCH (t:BrainTenant {tenantId: tenantId}) WHERE t.generation IS NOT NULL "
+    "RETURN tenantId, t.generation AS generation"
+)
+
+CURRENT_GENERATION: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId}) RETURN t.generation AS generation"
+
+# The switch: each pointer moves to the row's generation only if that is newer (monotonic, so a slow
+# load never hides a newer one), in one transaction for all tenants of a load. Returns the generation
+# now current, and whether data from before generations may remain.
+FLIP: LiteralString = (
+    "UNWIND $rows AS row "
+    "MATCH (t:BrainTenant {tenantId: row.tenantId}) "
+    "SET t.generation = CASE WHEN coalesce(t.generation, 0) < row.generation "
+    "THEN row.generation ELSE t.generation END "
+    "RETURN row.tenantId AS tenantId, t.generation AS current, t.legacyRemoved IS NULL AS legacy"
+)
+
 # -- writes ----------------------------------------------------------------------------------
+
+# Generations older than the current one (never the current one, never a newer one being staged).
+DELETE_OLDER: LiteralString = (
+    "MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, generation) "
+    "WHERE n.tenantId = $tenantId AND n.generation < $current "
+    "WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deleted"
+)
+
+# Nodes written before generations existed (no ``generation``): invisible, removed once per tenant.
+DELETE_LEGACY: LiteralString = (
+    "MATCH (n:BrainNode) USING INDEX n:BrainNode(tenantId) "
+    "WHERE n.tenantId = $tenantId AND n.generation IS NULL "
+    "WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deleted"
+)
+
+LEGACY_REMOVED: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId}) SET t.legacyRemoved = true"
 
 DELETE_TENANTS: LiteralString = (
     "MATCH (n:BrainNode) WHERE n.tenantId IN $tenants WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deleted"
 )
 
+DELETE_POINTERS: LiteralString = "MATCH (t:BrainTenant) WHERE t.tenantId IN $tenants DELETE t"
+
 MERGE_NODES: LiteralString = (
     "UNWIND $rows AS row "
-    "MERGE (n:BrainNode {tenantId: row.tenantId, nodeId: row.nodeId}) "
+    "MERGE (n:BrainNode {tenantId: row.tenantId, generation: row.generation, nodeId: row.nodeId}) "
     "SET n.sortKey = row.sortKey, n.nodeType = row.nodeType, n.projectKey = row.projectKey, n.title = row.title, "
     "n.url = row.url, "
     "n.secured = row.secured, n.acl = row.acl, n.text = row.text, n.properties = row.properties"
@@ -52,20 +112,36 @@ def merge_edges(edge_type: str) -> str:
     return (
         "UNWIND $rows AS row "
         # WHERE + SEEK hints: the lookup of ``b`` must be a seek per row, never a scan.
-        "MATCH (a:BrainNode) USING INDEX SEEK a:BrainNode(tenantId, nodeId) "
-        "WHERE a.tenantId = row.tenantId AND a.nodeId = row.fromNodeId "
-        "MATCH (b:BrainNode) USING INDEX SEEK b:BrainNode(tenantId, nodeId) "
-        "WHERE b.tenantId = row.tenantId AND b.nodeId = row.toNodeId "
+        "MATCH (a:BrainNode) USING INDEX SEEK a:BrainNode(tenantId, generation, nodeId) "
+        "WHERE a.tenantId = row.tenantId AND a.generation = row.generation AND a.nodeId = row.fromNodeId "
+        "MATCH (b:BrainNode) USING INDEX SEEK b:BrainNode(tenantId, generation, nodeId) "
+        "WHERE b.tenantId = row.tenantId AND b.generation = row.generation AND b.nodeId = row.toNodeId "
         f"MERGE (a)-[r:`{safe}`]->(b) "
         "SET r.properties = row.properties"
     )
 
 
 # -- reads -----------------------------------------------------------------------------------
-# Every read (and the edge MERGE) enters the graph through the (tenantId, nodeId) uniqueness index
-# with a USING INDEX SEEK hint, so the plan never depends on statistics: a plan cached while the
-# database was empty would otherwise scan the index for every row (measured: 7.5 s instead of 0.15 s
-# for 1,000 edges), and the planner may scan a whole tenant for a frontier lookup. Then it expands.
+# Every read joins the tenant's pointer, then enters the graph through the (tenantId, generation,
+# nodeId) uniqueness index with a USING INDEX SEEK hint, so the plan never depends on statistics: a
+# plan cached while the database was empty would otherwise scan the index for every row (measured:
+# 7.5 s instead of 0.15 s for 1,000 edges), and the planner may scan a whole tenant for a frontier
+# lookup. Then it expands, keeping to the same generation.
+
+TENANT: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId}) "
+
+
+def seek(var: LiteralString, ids: LiteralString) -> LiteralString:
+    """MATCH of node ``var`` of the current generation whose id is ``ids`` (an expression)."""
+    return (
+        f"MATCH ({var}:BrainNode) USING INDEX SEEK {var}:BrainNode(tenantId, generation, nodeId) "
+        f"WHERE {var}.tenantId = $tenantId AND {var}.generation = t.generation AND {var}.nodeId {ids} "
+    )
+
+
+def same_generation(var: LiteralString) -> LiteralString:
+    """The predicate keeping node ``var`` to the tenant and its current generation."""
+    return f"{var}.tenantId = $tenantId AND {var}.generation = t.generation"
 
 
 NODE_MAP: LiteralString = (
@@ -73,8 +149,7 @@ NODE_MAP: LiteralString = (
 )
 
 GET_NODES: LiteralString = (
-    "MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, nodeId) "
-    "WHERE n.tenantId = $tenantId AND n.nodeId IN $nodeIds AND " + visible("n") + " RETURN n " + NODE_MAP + " AS node"
+    TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n " + NODE_MAP + " AS node"
 )
 
 # One Adjacency per neighbour: its smallest (frontier index, edge type), sorted, limited. The
@@ -82,12 +157,11 @@ GET_NODES: LiteralString = (
 # ordered by ``sortKey`` (hex of the id's UTF-8 bytes): Cypher compares strings by UTF-16 code units,
 # Python by code points, and the two disagree past U+FFFF; byte order of UTF-8 is code-point order.
 NEIGHBORS: LiteralString = (
-    "UNWIND range(0, size($frontier) - 1) AS i "
-    "WITH i, $frontier[i] AS sourceId "
-    "MATCH (s:BrainNode) USING INDEX SEEK s:BrainNode(tenantId, nodeId) "
-    "WHERE s.tenantId = $tenantId AND s.nodeId = sourceId "
-    "MATCH (s)-[r]-(n:BrainNode) "
-    "WHERE type(r) IN $edgeTypes AND n.tenantId = $tenantId AND NOT n.nodeId IN $exclude AND "
+    TENANT + "UNWIND range(0, size($frontier) - 1) AS i "
+    "WITH t, i, $frontier[i] AS sourceId " + seek("s", "= sourceId") + "MATCH (s)-[r]-(n:BrainNode) "
+    "WHERE type(r) IN $edgeTypes AND "
+    + same_generation("n")
+    + " AND NOT n.nodeId IN $exclude AND "
     + visible("n")
     + " WITH n.nodeId AS neighborId, n.sortKey AS sortKey, i, type(r) AS edgeType "
     "ORDER BY sortKey, i, edgeType "
@@ -98,10 +172,8 @@ NEIGHBORS: LiteralString = (
 )
 
 EDGES_AMONG: LiteralString = (
-    "MATCH (a:BrainNode) USING INDEX SEEK a:BrainNode(tenantId, nodeId) "
-    "WHERE a.tenantId = $tenantId AND a.nodeId IN $nodeIds "
-    "MATCH (a)-[r]->(b:BrainNode) "
-    "WHERE type(r) IN $edgeTypes AND b.tenantId = $tenantId AND b.nodeId IN $nodeIds "
+    TENANT + seek("a", "IN $nodeIds") + "MATCH (a)-[r]->(b:BrainNode) "
+    "WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN $nodeIds "
     "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
 )
 
@@ -109,21 +181,32 @@ EDGES_AMONG: LiteralString = (
 # visible members of each cluster (counted by expanding from the cluster). Members themselves need
 # not be visible (as in the embedded store).
 CLUSTER_MEMBERSHIPS: LiteralString = (
-    "MATCH (m:BrainNode) USING INDEX SEEK m:BrainNode(tenantId, nodeId) "
-    "WHERE m.tenantId = $tenantId AND m.nodeId IN $nodeIds "
-    "MATCH (m)-[:IN_CLUSTER]->(c:BrainNode) "
-    "WHERE c.tenantId = $tenantId AND c.nodeType = $clusterType AND "
-    + visible("c")
-    + " WITH c, collect(m.nodeId) AS members "
-    "WITH c, members, size([(c)<-[:IN_CLUSTER]-(x:BrainNode) WHERE x.tenantId = $tenantId AND "
+    TENANT + seek("m", "IN $nodeIds") + "MATCH (m)-[:IN_CLUSTER]->(c:BrainNode) "
+    "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
+    "WITH t, c, collect(m.nodeId) AS members "
+    "WITH c, members, size([(c)<-[:IN_CLUSTER]-(x:BrainNode) WHERE "
+    + same_generation("x")
+    + " AND "
     + visible("x")
     + " | 1]) AS size "
     "UNWIND members AS memberId "
     "RETURN memberId, size, c " + NODE_MAP + " AS cluster"
 )
 
-COUNT_NODES: LiteralString = "MATCH (n:BrainNode) WHERE n.tenantId IN $tenants RETURN count(n) AS count"
+# -- inspection (tests, operations) ----------------------------------------------------------
+
+COUNT_NODES: LiteralString = (
+    "UNWIND $tenants AS tenantId MATCH (t:BrainTenant {tenantId: tenantId}) "
+    "MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, generation) "
+    "WHERE n.tenantId = tenantId AND n.generation = t.generation RETURN count(n) AS count"
+)
 COUNT_EDGES: LiteralString = (
-    "MATCH (a:BrainNode)-[r]->(b:BrainNode) WHERE a.tenantId IN $tenants AND b.tenantId = a.tenantId "
+    "UNWIND $tenants AS tenantId MATCH (t:BrainTenant {tenantId: tenantId}) "
+    "MATCH (a:BrainNode) USING INDEX SEEK a:BrainNode(tenantId, generation) "
+    "WHERE a.tenantId = tenantId AND a.generation = t.generation "
+    "MATCH (a)-[r]->(b:BrainNode) WHERE b.tenantId = a.tenantId AND b.generation = a.generation "
     "RETURN count(r) AS count"
+)
+STORED_GENERATIONS: LiteralString = (
+    "MATCH (n:BrainNode) WHERE n.tenantId = $tenantId RETURN DISTINCT coalesce(n.generation, 0) AS generation"
 )

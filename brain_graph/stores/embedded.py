@@ -1,8 +1,11 @@
 """The embedded default backend: one SQLite file holding nodes, edges and vectors.
 
-No server is needed. Every load is one SQLite transaction, so an interrupted load leaves the previous
-contents intact. Vector search is an exact scan of the tenant's vectors (fine up to tens of thousands
-of nodes; use the Neo4j + Weaviate backend beyond that).
+No server is needed. Every load is checked first (:func:`~brain_graph.write_checks.check_load`), then
+written in one SQLite transaction, so a refused, failing or interrupted load leaves the previous
+contents intact. Profiles follow the embedder-identity rule of
+:func:`~brain_graph.stores.base.profile_conflict`: one identity per profile for all tenants.
+Vector search is an exact scan of the tenant's vectors (fine up to tens of thousands of nodes; use the
+Neo4j + Weaviate backend beyond that).
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ from brain_graph.stores.base import (
     check_query_matches,
     cosine,
     edge_sort_key,
+    profile_conflict,
     similarity_from_cosine,
 )
+from brain_graph.write_checks import check_load
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -77,6 +82,26 @@ def _node_from_row(row: sqlite3.Row) -> NodeRecord:
         text=json.loads(row["text"]),
         properties=json.loads(row["properties"]),
     )
+
+
+def _record_profiles(connection: sqlite3.Connection, profiles: Sequence[ProfileIndexInfo]) -> None:
+    """Record each profile's embedder identity, refusing a new one while a tenant holds vectors of the
+    recorded one (run after the replaced tenants' rows were deleted, in the same transaction)."""
+    for info in profiles:
+        row = connection.execute(
+            "SELECT embedder_name, dimension FROM profiles WHERE profile_id = ?", (info.profile_id,)
+        ).fetchone()
+        if row is not None and (row[0], row[1]) != (info.embedder_name, info.dimension):
+            holders = connection.execute(
+                "SELECT DISTINCT tenant_id FROM vectors WHERE profile_id = ? ORDER BY tenant_id", (info.profile_id,)
+            ).fetchall()
+            if holders:
+                recorded = ProfileIndexInfo(info.profile_id, row[0], row[1])
+                raise profile_conflict(recorded, info, [holder[0] for holder in holders])
+        connection.execute(
+            "INSERT OR REPLACE INTO profiles (profile_id, embedder_name, dimension) VALUES (?, ?, ?)",
+            (info.profile_id, info.embedder_name, info.dimension),
+        )
 
 
 def _visible(scope: AccessScope, row: sqlite3.Row) -> bool:
@@ -282,7 +307,9 @@ class EmbeddedStore:
         *,
         replace: bool,
     ) -> None:
-        """Write everything in one transaction; with ``replace``, the loaded tenants are emptied first."""
+        """Check, then write everything in one transaction; with ``replace``, the loaded tenants are
+        emptied first. A profile's new embedder identity is refused while another tenant holds vectors."""
+        check_load(nodes, edges, vectors, profiles)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
@@ -298,10 +325,7 @@ class EmbeddedStore:
                     connection.execute(
                         f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
                     )
-            connection.executemany(
-                "INSERT OR REPLACE INTO profiles (profile_id, embedder_name, dimension) VALUES (?, ?, ?)",
-                [(p.profile_id, p.embedder_name, p.dimension) for p in profiles],
-            )
+            _record_profiles(connection, profiles)
             connection.executemany(
                 f"INSERT OR REPLACE INTO nodes ({_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [

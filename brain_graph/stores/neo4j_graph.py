@@ -1,9 +1,13 @@
 """Graph store and passage source on Neo4j (official ``neo4j`` driver).
 
-Nodes are ``:BrainNode`` with ``tenantId``, ``nodeId`` (unique together), ``nodeType`` (indexed),
-``projectKey``, ``title``, ``url``, ``secured``, ``acl`` (list) and ``text`` / ``properties`` as JSON
-strings (Neo4j properties cannot be maps). Edges are typed relationships with a JSON ``properties``.
-All Cypher is in :mod:`brain_graph.stores.cypher`.
+Nodes are ``:BrainNode`` with ``tenantId``, ``generation``, ``nodeId`` (unique together), ``nodeType``
+(indexed), ``projectKey``, ``title``, ``url``, ``secured``, ``acl`` (list) and ``text`` /
+``properties`` as JSON strings (Neo4j properties cannot be maps). Edges are typed relationships with a
+JSON ``properties``, always between nodes of one generation. ``(:BrainTenant {tenantId, generation,
+nextGeneration})`` is the tenant's pointer: reads see only the generation it names (see
+:mod:`brain_graph.stores.cypher`), loads write a new generation and flip the pointer
+(:meth:`Neo4jGraphStore.take_generations`, :meth:`~Neo4jGraphStore.write`, :meth:`~Neo4jGraphStore.flip`,
+:meth:`~Neo4jGraphStore.delete_older`). All Cypher is in :mod:`brain_graph.stores.cypher`.
 
 Every read is ONE auto-commit statement in a READ session (routed to a reader in a cluster), whatever
 the number of ids, with the server-side transaction timeout set to ``timeout_s``. Results equal the
@@ -20,6 +24,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, LiteralString, TypeVar
 
@@ -63,9 +68,10 @@ def sort_key(node_id: str) -> str:
     return node_id.encode("utf-8").hex()
 
 
-def _node_row(node: NodeRecord) -> dict[str, Any]:
+def _node_row(node: NodeRecord, generation: int) -> dict[str, Any]:
     return {
         "tenantId": node.tenant_id,
+        "generation": generation,
         "nodeId": node.node_id,
         "sortKey": sort_key(node.node_id),
         "nodeType": node.node_type,
@@ -77,6 +83,25 @@ def _node_row(node: NodeRecord) -> dict[str, Any]:
         "text": _dumps(dict(node.text)),
         "properties": _dumps(dict(node.properties)),
     }
+
+
+def _edge_row(edge: EdgeRecord, generation: int) -> dict[str, Any]:
+    return {
+        "tenantId": edge.tenant_id,
+        "generation": generation,
+        "fromNodeId": edge.from_node_id,
+        "toNodeId": edge.to_node_id,
+        "properties": _dumps(dict(edge.properties)),
+    }
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A tenant's pointer after a flip: the ``current`` generation, and whether nodes from before
+    generations may remain (removed by the next clean-up)."""
+
+    current: int
+    legacy: bool
 
 
 def _scope_params(scope: AccessScope) -> dict[str, Any]:
@@ -216,6 +241,66 @@ class Neo4jGraphStore:
         memberships = [ClusterMembership(row["memberId"], node_from_map(row["cluster"]), row["size"]) for row in rows]
         return sorted(memberships, key=lambda m: (m.cluster.node_id, m.member_id))
 
+    # -- generations -----------------------------------------------------------------------------
+
+    def current_generation(self, tenant_id: str) -> int | None:
+        """The generation searches of a tenant see (None: the tenant has no data). One statement."""
+        rows = self._read(cypher.CURRENT_GENERATION, {"tenantId": tenant_id})
+        generation = rows[0]["generation"] if rows else None
+        return None if generation is None else int(generation)
+
+    def _run_write(self, work: Callable[[neo4j.Session], T]) -> T:
+        """``work`` in a write session, after the schema is in place."""
+
+        def run(driver: neo4j.Driver) -> T:
+            with driver.session(database=self.database) as session:
+                self._ensure_schema(session)
+                return work(session)
+
+        return self._with_retry(run)
+
+    def _generation_map(self, query: LiteralString, tenants: Sequence[str]) -> dict[str, int]:
+        if not tenants:
+            return {}
+        rows = self._run_write(lambda session: self._commit(session, query, {"tenants": sorted(set(tenants))}))
+        return {row["tenantId"]: int(row["generation"]) for row in rows}
+
+    def current_generations(self, tenants: Sequence[str]) -> dict[str, int]:
+        """The current generation of each tenant that has one (read on the leader, for a load)."""
+        return self._generation_map(cypher.CURRENT_GENERATIONS, tenants)
+
+    def take_generations(self, tenants: Sequence[str]) -> dict[str, int]:
+        """A fresh generation number per tenant (creating its pointer), not visible to searches yet."""
+        return self._generation_map(cypher.TAKE_GENERATIONS, tenants)
+
+    def flip(self, generations: Mapping[str, int]) -> dict[str, Flip]:
+        """Make each tenant's generation the current one, if it is newer than the current one, in ONE
+        transaction for all tenants; returns what is current afterwards."""
+        if not generations:
+            return {}
+        rows = [{"tenantId": tenant, "generation": g} for tenant, g in sorted(generations.items())]
+        records = self._run_write(lambda session: self._commit(session, cypher.FLIP, {"rows": rows}))
+        return {r["tenantId"]: Flip(int(r["current"]), bool(r["legacy"])) for r in records}
+
+    def delete_older(self, tenant_id: str, flip: Flip) -> None:
+        """Delete a tenant's generations older than ``flip.current`` (and, once, its nodes from before
+        generations), in batches of :data:`DELETE_BATCH` nodes."""
+
+        def work(session: neo4j.Session) -> None:
+            params = {"tenantId": tenant_id, "current": flip.current, "batch": DELETE_BATCH}
+            self._delete_batches(session, cypher.DELETE_OLDER, params)
+            if flip.legacy:
+                self._delete_batches(session, cypher.DELETE_LEGACY, params)
+                self._commit(session, cypher.LEGACY_REMOVED, {"tenantId": tenant_id})
+
+        self._run_write(work)
+
+    def _delete_batches(self, session: neo4j.Session, query: LiteralString, params: Mapping[str, Any]) -> None:
+        """Run a ``... LIMIT $batch DETACH DELETE`` statement until it deletes less than a batch."""
+        deleted = DELETE_BATCH
+        while deleted >= DELETE_BATCH:
+            deleted = int(self._commit(session, query, params)[0]["deleted"])
+
     # -- writes ----------------------------------------------------------------------------------
 
     def _ensure_schema(self, session: neo4j.Session) -> None:
@@ -226,43 +311,35 @@ class Neo4jGraphStore:
             session.run(statement).consume()
         self._schema_ready = True
 
-    def write(
-        self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], *, replace_tenants: Sequence[str]
-    ) -> None:
-        """Create the schema if needed, delete ``replace_tenants`` (batches of :data:`DELETE_BATCH` nodes),
-        MERGE the nodes, then the edges grouped by type (type validated, then interpolated), each batch of
-        :data:`WRITE_BATCH` rows in its own transaction, so memory stays bounded whatever the size. Not
-        atomic: readers may see a partly loaded tenant, and a failed load is repaired by loading again."""
+    @staticmethod
+    def _write_statements(
+        nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The node MERGE batches, then the edge MERGE batches grouped by type."""
         statements: list[tuple[str, dict[str, Any]]] = []
-        rows = [_node_row(node) for node in nodes]
+        rows = [_node_row(node, generations[node.tenant_id]) for node in nodes]
         for start in range(0, len(rows), WRITE_BATCH):
             statements.append((cypher.MERGE_NODES, {"rows": rows[start : start + WRITE_BATCH]}))
         ordered = sorted(edges, key=lambda e: (e.edge_type, e.tenant_id, e.from_node_id, e.to_node_id))
         for edge_type, group in groupby(ordered, key=lambda e: e.edge_type):
             query = cypher.merge_edges(edge_type)
-            edge_rows = [
-                {
-                    "tenantId": e.tenant_id,
-                    "fromNodeId": e.from_node_id,
-                    "toNodeId": e.to_node_id,
-                    "properties": _dumps(dict(e.properties)),
-                }
-                for e in group
-            ]
+            edge_rows = [_edge_row(edge, generations[edge.tenant_id]) for edge in group]
             for start in range(0, len(edge_rows), WRITE_BATCH):
                 statements.append((query, {"rows": edge_rows[start : start + WRITE_BATCH]}))
+        return statements
 
-        def work(driver: neo4j.Driver) -> None:
-            with driver.session(database=self.database) as session:
-                self._ensure_schema(session)
-                deleted = DELETE_BATCH if replace_tenants else 0
-                while deleted >= DELETE_BATCH:
-                    params = {"tenants": sorted(set(replace_tenants)), "batch": DELETE_BATCH}
-                    deleted = int(self._commit(session, cypher.DELETE_TENANTS, params)[0]["deleted"])
-                for query, params in statements:
-                    self._commit(session, query, params)
+    def write(self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]) -> None:
+        """MERGE the nodes, then the edges grouped by type (type validated, then interpolated), into the
+        generation ``generations`` names for their tenant; each batch of :data:`WRITE_BATCH` rows in its
+        own transaction, so memory stays bounded whatever the size. Idempotent. Into a new generation
+        this is invisible to searches until :meth:`flip`."""
+        statements = self._write_statements(nodes, edges, generations)
 
-        self._with_retry(work)
+        def work(session: neo4j.Session) -> None:
+            for query, params in statements:
+                self._commit(session, query, params)
+
+        self._run_write(work)
 
     def _commit(self, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> list[neo4j.Record]:
         """One statement in its own explicit write transaction."""
@@ -273,15 +350,27 @@ class Neo4jGraphStore:
         return records
 
     def drop_tenants(self, tenants: Sequence[str]) -> None:
-        """Delete every node and edge of these tenants."""
-        self.write([], [], replace_tenants=tenants)
+        """Delete every node and edge of these tenants (all generations) and their pointers."""
+        params = {"tenants": sorted(set(tenants)), "batch": DELETE_BATCH}
+
+        def work(session: neo4j.Session) -> None:
+            self._delete_batches(session, cypher.DELETE_TENANTS, params)
+            self._commit(session, cypher.DELETE_POINTERS, params)
+
+        if tenants:
+            self._run_write(work)
 
     def count(self, tenants: Sequence[str]) -> tuple[int, int]:
-        """(nodes, edges) stored for these tenants."""
+        """(nodes, edges) of the current generations of these tenants."""
         params = {"tenants": sorted(set(tenants))}
         nodes = self._read(cypher.COUNT_NODES, params)[0]["count"]
         edges = self._read(cypher.COUNT_EDGES, params)[0]["count"]
         return int(nodes), int(edges)
+
+    def stored_generations(self, tenant_id: str) -> list[int]:
+        """Every generation of a tenant that has nodes stored (0: nodes from before generations)."""
+        rows = self._read(cypher.STORED_GENERATIONS, {"tenantId": tenant_id})
+        return sorted(int(row["generation"]) for row in rows)
 
     def close(self) -> None:
         """Close the driver (a later call opens a new one)."""

@@ -6,11 +6,17 @@ Layout
       injective up to a hash collision, which :meth:`WeaviateVectorIndex.write` detects). Its description
       is JSON ``{"brainGraph": 1, "profileId", "embedderName", "dimension"}``: what the index was built
       with, checked against every query by :func:`~brain_graph.stores.base.check_query_matches`.
-    * Tenant per brain-graph tenant: :func:`tenant_name`, a safe, deterministic, injective encoding
-      into Weaviate's tenant alphabet ``[A-Za-z0-9_-]{1,64}``.
+    * Tenant per (brain-graph tenant, generation): :func:`tenant_name`, a safe, deterministic,
+      injective encoding into Weaviate's tenant alphabet ``[A-Za-z0-9_-]{1,64}``. Which generation
+      searches see is decided in Neo4j (:mod:`brain_graph.stores.neo4j_weaviate`): a load writes a new
+      Weaviate tenant; the older ones are removed after the switch (:meth:`WeaviateVectorIndex.remove_older`).
     * Object per (tenant, profile, node): properties ``tenantId``, ``nodeId``, ``projectKey``, ``secured``,
       ``acl`` (text[]; ``field`` tokenization so filters compare whole values) and the vector; its UUID
       is ``generate_uuid5`` of (tenant, profile, node), so loading twice upserts the same objects.
+    * Embedder identity: a new embedder name or dimension for a profile is refused while a Weaviate
+      tenant of a tenant this load does not replace holds vectors
+      (:func:`~brain_graph.stores.base.profile_conflict`); else a new name is recorded in the
+      description and a new dimension recreates the collection.
 
 Search
     The vector index is FLAT with cosine distance by default: an exact scan, so candidates do not depend
@@ -24,10 +30,12 @@ Search
     tie, and the fetch is repeated with a four times larger limit (only with mass ties).
 
 Round trips
-    Weaviate has no multi-collection search, so a search sends one gRPC ``Search`` per queried profile;
-    they run concurrently on one connection, so the wall time is one round trip. Profile metadata is
-    read with one REST call (``list_all``) and cached: refreshed after this process writes, when a query
-    names an unknown profile (at most once a second) and every ``profile_cache_ttl_s`` (60 s).
+    Weaviate has no multi-collection search, so a search sends one gRPC ``Search`` per queried profile
+    (to the Weaviate tenant of the generation the caller read from Neo4j); they run concurrently on
+    one connection, so the wall time is one round trip. Profile metadata is read with one REST call
+    (``list_all``) and cached: refreshed after this process writes, when a query names an unknown
+    profile (at most once a second) and every ``profile_cache_ttl_s`` (60 s). A load lists the tenants
+    of each collection once to remove older generations (and once per profile whose embedder changes).
 
 Failures
     All I/O runs on the async client inside a private event-loop thread, under ``asyncio.wait_for`` with
@@ -47,7 +55,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -72,6 +80,7 @@ from brain_graph.stores.base import (
     VectorRecord,
     check_query_matches,
     cosine,
+    profile_conflict,
     similarity_from_cosine,
 )
 
@@ -85,6 +94,10 @@ VectorIndexKind = Literal["flat", "hnsw"]
 
 T = TypeVar("T")
 _TENANT_SAFE = re.compile(r"[A-Za-z0-9-]")
+_GENERATION_SUFFIX = re.compile(r"(.+)_g([1-9][0-9]*)")
+_ENCODED_BYTES = re.compile(r"(?:_[0-9a-f]{2})+")
+TENANT_BASE_MAX = 40
+MAX_GENERATION = 10**19
 
 
 def collection_name(profile_id: str) -> str:
@@ -95,24 +108,72 @@ def collection_name(profile_id: str) -> str:
     return f"{COLLECTION_PREFIX}{slug}_{digest}"
 
 
-def tenant_name(tenant_id: str) -> str:
-    """The Weaviate tenant of a tenant id. ASCII letters, digits and ``-`` are kept; every other
-    character (``_`` included) becomes ``_`` plus two lowercase hex digits per UTF-8 byte, so the
-    encoding is injective. Names over 64 characters become ``__`` + 62 hex digits of SHA-256 (``__``
-    never occurs in the direct encoding, so the two forms cannot collide)."""
-    parts = [
+def _direct_tenant_name(tenant_id: str) -> str:
+    return "".join(
         char if _TENANT_SAFE.fullmatch(char) else "".join(f"_{byte:02x}" for byte in char.encode("utf-8"))
         for char in tenant_id
-    ]
-    name = "".join(parts)
-    if 0 < len(name) <= 64:
-        return name
-    return "__" + hashlib.sha256(tenant_id.encode("utf-8")).hexdigest()[:62]
+    )
+
+
+def tenant_name(tenant_id: str, generation: int | None = None) -> str:
+    """The Weaviate tenant of a tenant id (``generation`` None: the base name shared by all its generations).
+
+    Base name: ASCII letters, digits and ``-`` are kept; every other character (``_`` included) becomes
+    ``_`` plus two lowercase hex digits per UTF-8 byte, so the encoding is injective. A base over
+    :data:`TENANT_BASE_MAX` characters becomes ``__`` + 38 hex digits of SHA-256 (``__`` never occurs in
+    the direct encoding). A generation appends ``_g<decimal>``: the direct encoding has ``_`` only before
+    two hex digits and the hash form has no ``g``, so the suffix is unambiguous and the name stays
+    within Weaviate's 64 characters (40 + 2 + at most 19 digits)."""
+    base = _direct_tenant_name(tenant_id)
+    if not 0 < len(base) <= TENANT_BASE_MAX:
+        base = "__" + hashlib.sha256(tenant_id.encode("utf-8")).hexdigest()[: TENANT_BASE_MAX - 2]
+    if generation is None:
+        return base
+    if not 0 < generation < MAX_GENERATION:
+        raise ValueError(f"generation {generation} is out of range")
+    return f"{base}_g{generation}"
+
+
+def split_tenant_name(name: str) -> tuple[str, int | None]:
+    """``(base name, generation)`` of a Weaviate tenant name (generation None when it has no suffix)."""
+    match = _GENERATION_SUFFIX.fullmatch(name)
+    return (match[1], int(match[2])) if match else (name, None)
+
+
+def tenant_id_of(base: str) -> str:
+    """The tenant id a base name encodes (a hashed base is returned as it is: it cannot be decoded)."""
+    if base.startswith("__"):
+        return base
+    try:
+        return _ENCODED_BYTES.sub(lambda m: bytes.fromhex(m[0].replace("_", "")).decode("utf-8"), base)
+    except UnicodeDecodeError:
+        return base
+
+
+def legacy_tenant_name(tenant_id: str) -> str:
+    """The Weaviate tenant of data loaded before generations (direct encoding up to 64 characters,
+    else ``__`` + 62 hex digits): removed by the first replace-load and by :meth:`drop_tenants`."""
+    name = _direct_tenant_name(tenant_id)
+    return name if 0 < len(name) <= 64 else "__" + hashlib.sha256(tenant_id.encode("utf-8")).hexdigest()[:62]
 
 
 def object_uuid(tenant_id: str, profile_id: str, node_id: str) -> str:
     """Deterministic object id, so reloading upserts instead of duplicating."""
     return str(generate_uuid5(json.dumps([tenant_id, profile_id, node_id], ensure_ascii=False)))
+
+
+def _data_object(record: VectorRecord) -> DataObject[Any, Any]:
+    return DataObject(
+        properties={
+            "tenantId": record.tenant_id,
+            "nodeId": record.node_id,
+            "projectKey": record.project_key,
+            "secured": record.secured,
+            "acl": list(record.acl),
+        },
+        vector=[float(x) for x in record.vector],
+        uuid=object_uuid(record.tenant_id, record.profile_id, record.node_id),
+    )
 
 
 def _description(info: ProfileIndexInfo) -> str:
@@ -412,9 +473,17 @@ class WeaviateVectorIndex:
     # -- VectorIndex -----------------------------------------------------------------------------
 
     def query(
-        self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self,
+        queries: Sequence[VectorQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        generation: int | None,
     ) -> list[VectorHit]:
-        """See :meth:`brain_graph.stores.base.VectorIndex.query` (one concurrent request per profile)."""
+        """:meth:`brain_graph.stores.base.VectorIndex.query` over the Weaviate tenant of ``generation`` of
+        the scope's tenant (one concurrent request per profile). ``generation`` None (the tenant has no
+        data) only checks the queries against the profiles and returns no hits."""
         if not queries:
             return []
 
@@ -423,11 +492,14 @@ class WeaviateVectorIndex:
             for query in queries:
                 check_query_matches(query, cache.profiles.get(query.profile_id))
             targets = [q for q in queries if collection_name(q.profile_id) in cache.collections]
-            if top_k <= 0 or not targets:
+            if top_k <= 0 or not targets or generation is None:
                 return []
             filters = _filters(scope, project_key)
+            tenant = tenant_name(scope.tenant_id, generation)
             return list(
-                await asyncio.gather(*(self._search(client, q, scope, project_key, filters, top_k) for q in targets))
+                await asyncio.gather(
+                    *(self._search(client, q, tenant, scope, project_key, filters, top_k) for q in targets)
+                )
             )
 
         per_profile = self._call(op, self.timeout_s)
@@ -437,12 +509,13 @@ class WeaviateVectorIndex:
         self,
         client: weaviate.WeaviateAsyncClient,
         query: VectorQuery,
+        tenant: str,
         scope: AccessScope,
         project_key: str | None,
         filters: Any,
         top_k: int,
     ) -> list[VectorHit]:
-        collection = client.collections.use(collection_name(query.profile_id)).with_tenant(tenant_name(scope.tenant_id))
+        collection = client.collections.use(collection_name(query.profile_id)).with_tenant(tenant)
         limit = min(top_k * 2 + 10, QUERY_MAX_RESULTS)
         while True:
             self._tick()
@@ -550,6 +623,26 @@ class WeaviateVectorIndex:
         )
         cache.collections.add(name)
 
+    async def _tenant_names(self, client: weaviate.WeaviateAsyncClient, collection: str) -> list[str]:
+        """Every Weaviate tenant of a collection (one REST call)."""
+        self._tick()
+        return sorted(await client.collections.use(collection).tenants.get())
+
+    async def _check_holders(
+        self,
+        client: weaviate.WeaviateAsyncClient,
+        recorded: ProfileIndexInfo,
+        loading: ProfileIndexInfo,
+        replace_tenants: Sequence[str],
+    ) -> None:
+        """Refuse a new embedder identity while a tenant not replaced by this load holds vectors of the
+        recorded one (any generation counts: staged and not yet removed ones too)."""
+        replaced = {tenant_name(t) for t in replace_tenants} | {legacy_tenant_name(t) for t in replace_tenants}
+        names = await self._tenant_names(client, collection_name(recorded.profile_id))
+        holders = sorted({tenant_id_of(base) for base, _ in map(split_tenant_name, names) if base not in replaced})
+        if holders:
+            raise profile_conflict(recorded, loading, holders)
+
     async def _ensure_collections(
         self,
         client: weaviate.WeaviateAsyncClient,
@@ -559,10 +652,10 @@ class WeaviateVectorIndex:
         *,
         dry_run: bool = False,
     ) -> None:
-        """Create missing collections and record each profile's embedder. A new embedder name is
-        recorded as is (as the embedded store does). A new dimension needs a new collection: it is
-        recreated when every tenant it holds is being replaced by this load, else the load fails
-        naming the tenants that still hold vectors of the old dimension. ``dry_run`` only checks."""
+        """Create missing collections and apply the embedder-identity rule
+        (:func:`~brain_graph.stores.base.profile_conflict`): a new embedder name or dimension is refused
+        while a tenant not in ``replace_tenants`` holds vectors; else a new name is recorded and a new
+        dimension recreates the collection. ``dry_run`` only checks."""
         for info in profiles:
             name = collection_name(info.profile_id)
             existing = cache.profiles.get(info.profile_id)
@@ -574,81 +667,64 @@ class WeaviateVectorIndex:
                     f"Weaviate collection {name} exists but does not record profile {info.profile_id}; "
                     "delete it or choose another profile id"
                 )
-            elif existing.dimension != info.dimension:
-                self._tick()
-                held = set(await client.collections.use(name).tenants.get())
-                others = sorted(held - {tenant_name(t) for t in replace_tenants})
-                if others:
-                    raise ConfigurationError(
-                        f"profile {info.profile_id} is indexed in Weaviate with dimension {existing.dimension} "
-                        f"({existing.embedder_name}), this load has {info.dimension} ({info.embedder_name}); "
-                        f"Weaviate tenant(s) {others[:5]} of collection {name} still hold old vectors: "
-                        "reload them with replace, or delete the collection to re-index everything"
-                    )
+            elif existing != info:
+                await self._check_holders(client, existing, info, replace_tenants)
                 if dry_run:
                     continue
                 self._tick()
-                await client.collections.delete(name)
-                cache.collections.discard(name)
-                await self._create_collection(client, info, cache)
-            elif existing != info and not dry_run:
-                self._tick()
-                await client.collections.use(name).config.update(description=_description(info))
+                if existing.dimension != info.dimension:
+                    await client.collections.delete(name)
+                    cache.collections.discard(name)
+                    await self._create_collection(client, info, cache)
+                else:
+                    await client.collections.use(name).config.update(description=_description(info))
             if not dry_run:
                 cache.profiles[info.profile_id] = info
 
-    async def _drop_tenants(
-        self, client: weaviate.WeaviateAsyncClient, tenant_ids: Sequence[str], cache: _ProfileCache
+    async def _remove_tenants(
+        self, client: weaviate.WeaviateAsyncClient, pick: Callable[[str], bool], collections: Iterable[str]
     ) -> None:
-        names = sorted({tenant_name(t) for t in tenant_ids})
-        if not names:
-            return
-        for collection in sorted(cache.collections):
-            tenants = client.collections.use(collection).tenants
-            self._tick()
-            present = await tenants.get_by_names(names)
-            if present:
+        """Remove the Weaviate tenants ``pick`` selects from each collection (listed, then removed)."""
+        for collection in sorted(collections):
+            chosen = [name for name in await self._tenant_names(client, collection) if pick(name)]
+            if chosen:
                 self._tick()
-                await tenants.remove(sorted(present))
+                await client.collections.use(collection).tenants.remove(chosen)
 
-    async def _insert(self, client: weaviate.WeaviateAsyncClient, vectors: Sequence[VectorRecord]) -> None:
+    async def _insert_batch(self, collection: Any, profile_id: str, batch: list[DataObject[Any, Any]]) -> None:
+        """Upsert one batch of objects into one Weaviate tenant."""
+        self._tick()
+        result = await collection.data.insert_many(batch)
+        if result.has_errors:
+            first = next(iter(result.errors.values()))
+            raise BackendUnavailableError(
+                BACKEND, f"{len(result.errors)} object(s) rejected in {profile_id}: {first.message}"
+            )
+
+    async def _insert(
+        self, client: weaviate.WeaviateAsyncClient, vectors: Sequence[VectorRecord], generations: Mapping[str, int]
+    ) -> None:
         groups: dict[tuple[str, str], list[VectorRecord]] = {}
         for record in vectors:
             groups.setdefault((record.profile_id, record.tenant_id), []).append(record)
         for (profile_id, tenant_id), records in sorted(groups.items()):
-            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant_name(tenant_id))
+            tenant = tenant_name(tenant_id, generations[tenant_id])
+            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
             for start in range(0, len(records), INSERT_BATCH):
-                batch = [
-                    DataObject(
-                        properties={
-                            "tenantId": r.tenant_id,
-                            "nodeId": r.node_id,
-                            "projectKey": r.project_key,
-                            "secured": r.secured,
-                            "acl": list(r.acl),
-                        },
-                        vector=[float(x) for x in r.vector],
-                        uuid=object_uuid(r.tenant_id, r.profile_id, r.node_id),
-                    )
-                    for r in records[start : start + INSERT_BATCH]
-                ]
-                self._tick()
-                result = await collection.data.insert_many(batch)
-                if result.has_errors:
-                    first = next(iter(result.errors.values()))
-                    raise BackendUnavailableError(
-                        BACKEND, f"{len(result.errors)} object(s) rejected in {profile_id}: {first.message}"
-                    )
+                batch = [_data_object(r) for r in records[start : start + INSERT_BATCH]]
+                await self._insert_batch(collection, profile_id, batch)
 
     def write(
         self,
         vectors: Sequence[VectorRecord],
         profiles: Sequence[ProfileIndexInfo],
         *,
+        generations: Mapping[str, int],
         replace_tenants: Sequence[str] = (),
     ) -> None:
-        """Create missing collections, drop ``replace_tenants`` from every brain-graph collection, then
-        upsert ``vectors`` in batches of :data:`INSERT_BATCH`. Not atomic; rerunning is safe."""
+        """Create missing collections (applying the embedder-identity rule, with ``replace_tenants`` the
+        tenants this load replaces), then upsert ``vectors`` in batches of :data:`INSERT_BATCH` into the
+        Weaviate tenant of each tenant's generation in ``generations``. Rerunning is safe."""
         known = {p.profile_id for p in profiles}
         extra = sorted({v.profile_id for v in vectors} - known)
         if extra:
@@ -657,8 +733,7 @@ class WeaviateVectorIndex:
         async def op(client: weaviate.WeaviateAsyncClient) -> None:
             cache = await self._read_profiles(client)
             await self._ensure_collections(client, profiles, cache, replace_tenants)
-            await self._drop_tenants(client, replace_tenants, cache)
-            await self._insert(client, vectors)
+            await self._insert(client, vectors, generations)
 
         try:
             self._call(op, None)
@@ -675,11 +750,36 @@ class WeaviateVectorIndex:
 
         self._call(op, None)
 
-    def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
-        """Remove the tenants (all their vectors) from every brain-graph collection."""
+    def remove_older(self, current: Mapping[str, int], *, legacy: Sequence[str] = ()) -> None:
+        """Remove, from every brain-graph collection, the Weaviate tenants of each tenant's generations
+        older than ``current[tenant]`` (never the current one or a newer one being staged), and the
+        pre-generation Weaviate tenants of the ``legacy`` tenant ids."""
+        below = {tenant_name(tenant): generation for tenant, generation in current.items()}
+        legacy_names = {legacy_tenant_name(tenant) for tenant in legacy}
+
+        def pick(name: str) -> bool:
+            base, generation = split_tenant_name(name)
+            if generation is None:
+                return name in legacy_names
+            return base in below and generation < below[base]
 
         async def op(client: weaviate.WeaviateAsyncClient) -> None:
-            await self._drop_tenants(client, tenant_ids, await self._read_profiles(client))
+            await self._remove_tenants(client, pick, (await self._read_profiles(client)).collections)
+
+        if below:
+            self._call(op, None)
+
+    def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
+        """Remove every generation of the tenants (all their vectors) from every brain-graph collection."""
+        bases = {tenant_name(t) for t in tenant_ids}
+        legacy = {legacy_tenant_name(t) for t in tenant_ids}
+
+        def pick(name: str) -> bool:
+            base, generation = split_tenant_name(name)
+            return base in bases if generation is not None else name in legacy
+
+        async def op(client: weaviate.WeaviateAsyncClient) -> None:
+            await self._remove_tenants(client, pick, (await self._read_profiles(client)).collections)
 
         try:
             self._call(op, None)
@@ -698,11 +798,14 @@ class WeaviateVectorIndex:
         finally:
             self._cache = None
 
-    def count(self, profile_id: str, tenant_id: str) -> int:
-        """Objects of a profile in a tenant (0 when either does not exist)."""
+    def count(self, profile_id: str, tenant_id: str, generation: int | None) -> int:
+        """Objects of a profile in a tenant's generation (0 when it does not exist)."""
+        if generation is None:
+            return 0
 
         async def op(client: weaviate.WeaviateAsyncClient) -> int:
-            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant_name(tenant_id))
+            tenant = tenant_name(tenant_id, generation)
+            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
             self._tick()
             try:
                 result = await collection.aggregate.over_all(total_count=True)
@@ -713,6 +816,23 @@ class WeaviateVectorIndex:
             return int(result.total_count or 0)
 
         return self._call(op, self.timeout_s)
+
+    def stored_generations(self, tenant_id: str) -> list[int]:
+        """The generations of a tenant that hold vectors in any brain-graph collection (0: pre-generation)."""
+        base, legacy = tenant_name(tenant_id), legacy_tenant_name(tenant_id)
+
+        async def op(client: weaviate.WeaviateAsyncClient) -> set[int]:
+            found: set[int] = set()
+            for collection in sorted((await self._read_profiles(client)).collections):
+                for name in await self._tenant_names(client, collection):
+                    name_base, generation = split_tenant_name(name)
+                    if generation is not None and name_base == base:
+                        found.add(generation)
+                    elif generation is None and name == legacy:
+                        found.add(0)
+            return found
+
+        return sorted(self._call(op, None))
 
     def close(self) -> None:
         """Close the client and stop the loop thread (a later call starts them again)."""

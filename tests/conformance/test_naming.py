@@ -8,7 +8,14 @@ import pytest
 
 from brain_graph.errors import ConfigurationError
 from brain_graph.stores.cypher import merge_edges
-from brain_graph.stores.weaviate_index import collection_name, object_uuid, tenant_name
+from brain_graph.stores.weaviate_index import (
+    collection_name,
+    legacy_tenant_name,
+    object_uuid,
+    split_tenant_name,
+    tenant_id_of,
+    tenant_name,
+)
 
 WEAVIATE_TENANT = re.compile(r"^[A-Za-z0-9\-_]{1,64}$")
 WEAVIATE_CLASS = re.compile(r"^[A-Z][_0-9A-Za-z]*$")
@@ -22,8 +29,14 @@ TRICKY_TENANTS = [
     "a b",
     "ünïcode",
     "租户",
+    "x" * 40,
+    "x" * 41,
     "x" * 64,
     "x" * 65,
+    "a_g1",
+    "a_5fg1",
+    "g1",
+    "_g",
     "y" * 200,
     "_",
     "__",
@@ -39,8 +52,31 @@ def test_tenant_names_are_valid_deterministic_and_injective() -> None:
     assert tenant_name("acme") == "acme"
     assert tenant_name("a_b") == "a_5fb"
     assert tenant_name("a.b") == "a_2eb"
-    assert tenant_name("x" * 64) == "x" * 64
-    assert tenant_name("x" * 65).startswith("__")
+    assert tenant_name("x" * 40) == "x" * 40
+    assert tenant_name("x" * 41).startswith("__")
+    assert len(tenant_name("x" * 41)) == 40
+
+
+GENERATIONS = [1, 2, 10, 12, 10**18, 10**19 - 1]
+
+
+def test_generation_names_are_valid_injective_and_parse_back() -> None:
+    pairs = [(tenant, generation) for tenant in TRICKY_TENANTS for generation in GENERATIONS]
+    names = [tenant_name(tenant, generation) for tenant, generation in pairs]
+    assert all(WEAVIATE_TENANT.match(name) for name in names), [n for n in names if not WEAVIATE_TENANT.match(n)]
+    assert len(set(names)) == len(pairs)
+    for (tenant, generation), name in zip(pairs, names, strict=True):
+        assert split_tenant_name(name) == (tenant_name(tenant), generation)
+        base = tenant_name(tenant)
+        assert tenant_id_of(base) == (tenant if not base.startswith("__") else base)
+    # a generation name is never a base name nor a name from before generations
+    bases = {tenant_name(t) for t in TRICKY_TENANTS} | {legacy_tenant_name(t) for t in TRICKY_TENANTS}
+    assert bases.isdisjoint(names)
+    assert all(split_tenant_name(base) == (base, None) for base in bases)
+    assert tenant_name("a_b", 7) == "a_5fb_g7"
+    for bad in (0, -1, 10**19):
+        with pytest.raises(ValueError, match="generation"):
+            tenant_name("acme", bad)
 
 
 def test_collection_names_are_valid_and_distinct() -> None:

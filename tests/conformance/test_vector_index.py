@@ -102,17 +102,17 @@ def test_tenant_isolation(harness: Harness) -> None:
     assert harness.query(harness.scope("t3"), Q) == []
 
 
+# ACL entries are typed (user:/group:); the loader refuses raw entries, so none appears here.
 ACL_NODES = {
     "pub": (False, ()),
     "alice-user": (True, ("user:alice",)),
-    "alice-raw": (True, ("alice",)),
     "security": (True, ("group:security",)),
     "service-only": (True, ()),
     "bob": (True, ("user:bob",)),
 }
 ACL_CASES = {
     "public": (None, False, {"pub"}),
-    "alice": (Principal("alice").identities, False, {"pub", "alice-user", "alice-raw"}),
+    "alice": (Principal("alice").identities, False, {"pub", "alice-user"}),
     "group": (Principal("carol", ("security",)).identities, False, {"pub", "security"}),
     "nobody": (Principal("nobody").identities, False, {"pub"}),
     "empty-identities": (frozenset(), False, {"pub"}),

@@ -37,7 +37,7 @@ def connect(**overrides: Any) -> Neo4jWeaviateBackend:
     backend = Neo4jWeaviateBackend.from_settings(server_settings(**overrides))
     try:
         backend.graph_store.get_nodes(["ping"], scope=AccessScope("ping"))
-        backend.vector_index.count("ping", "ping")
+        backend.weaviate.count("ping", "ping", 1)
     except BackendUnavailableError as error:
         backend.close()
         pytest.fail(f"{error}; {HOW_TO_START}")

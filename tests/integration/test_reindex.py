@@ -1,5 +1,7 @@
-"""Changing a profile's embedder on Neo4j + Weaviate: a new name is recorded; a new dimension
-recreates the collection only when every tenant in it is being replaced."""
+"""Changing a profile's embedder on Neo4j + Weaviate follows the identity rule (see
+``tests/conformance/test_profiles.py``): refused while another tenant holds vectors of the recorded
+embedder; when every holder is replaced, a new name is recorded and a new dimension recreates the
+collection."""
 
 from __future__ import annotations
 
@@ -21,10 +23,10 @@ def test_embedder_change_on_the_server() -> None:
     prefix = unique_prefix("rx")
     a, b = prefix + "a", prefix + "b"
 
-    def load(tenant: str, dimension: int, embedder: str, title: str = "title") -> None:
-        node = NodeRecord(tenant, "n1", "cdm.work_item", "P", title, None)
-        vector = VectorRecord(tenant, "n1", profile, "P", False, (), [1.0] * dimension)
-        backend.load([node], [], [vector], [ProfileIndexInfo(profile, embedder, dimension)], replace=True)
+    def load(tenants: list[str], dimension: int, embedder: str, title: str = "title") -> None:
+        nodes = [NodeRecord(t, "n1", "cdm.work_item", "P", title, None) for t in tenants]
+        vectors = [VectorRecord(t, "n1", profile, "P", False, (), [1.0] * dimension) for t in tenants]
+        backend.load(nodes, [], vectors, [ProfileIndexInfo(profile, embedder, dimension)], replace=True)
 
     def query(tenant: str, dimension: int, embedder: str) -> list[str]:
         hits = backend.vector_index.query(
@@ -33,24 +35,26 @@ def test_embedder_change_on_the_server() -> None:
         return [hit.node_id for hit in hits]
 
     try:
-        load(a, 4, "emb-1")
-        load(b, 4, "emb-1")
-        load(a, 4, "emb-2")  # same dimension, new name: recorded
-        assert query(a, 4, "emb-2") == ["n1"]
-        with pytest.raises(EmbeddingMismatchError):
-            query(b, 4, "emb-1")
-        with pytest.raises(ConfigurationError, match="still hold old vectors"):
-            load(a, 6, "emb-3", title="new title")  # tenant b still has 4-dimensional vectors
+        load([a], 4, "emb-1")
+        load([b], 4, "emb-1")
+        with pytest.raises(ConfigurationError, match=f"'emb-1'.*'emb-2'.*'{b}'"):
+            load([a], 4, "emb-2")  # same dimension, new name: b still holds emb-1 vectors
+        with pytest.raises(ConfigurationError, match=f"'{b}' still hold vectors"):
+            load([a], 6, "emb-3", title="new title")
         # rejected before anything was written: the graph still has the old node
         assert [n.title for n in backend.graph_store.get_nodes(["n1"], scope=AccessScope(a))] == ["title"]
+        assert query(a, 4, "emb-1") == query(b, 4, "emb-1") == ["n1"]
+        load([a, b], 4, "emb-2")  # every holder replaced: the new name is recorded
         assert query(b, 4, "emb-2") == ["n1"]
+        with pytest.raises(EmbeddingMismatchError):
+            query(b, 4, "emb-1")
         backend.drop_tenants([b])
-        load(a, 6, "emb-3")  # a is the only tenant left, and it is replaced: the collection is recreated
+        load([a], 6, "emb-3")  # a is the only tenant left, and it is replaced: the collection is recreated
         assert query(a, 6, "emb-3") == ["n1"]
         assert query(b, 6, "emb-3") == []
     finally:
         try:
             backend.drop_tenants([a, b])
-            backend.vector_index.drop_profiles([profile])
+            backend.drop_profiles([profile])
         finally:
             backend.close()

@@ -64,7 +64,7 @@ INVALID: dict[str, tuple[dict[str, Any], dict[str, Any] | None, str]] = {
     "bad-principal": (
         {"queryText": "token refresh", "filter": {"tenantId": "acme"}},
         {"principal": {"groups": ["security"]}},
-        "context.principal",
+        "context.principal.principalId",
     ),
 }
 

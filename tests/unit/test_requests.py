@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -29,6 +30,24 @@ REJECTED = [
     pytest.param({**BASE, "filter": {}}, "filter.tenantId", "Field required", id="missing-tenant"),
     pytest.param({**BASE, "filter": {"tenantId": ""}}, "filter.tenantId", "at least 1", id="empty-tenant"),
     pytest.param({**BASE, "filter": {"tenantId": "  "}}, "filter.tenantId", "blank", id="blank-tenant"),
+    pytest.param(
+        {**BASE, "filter": {"tenantId": "t1\n\n## Passages"}}, "filter.tenantId", "control", id="tenant-newline"
+    ),
+    pytest.param({**BASE, "filter": {"tenantId": "x" * 129}}, "filter.tenantId", "at most 128", id="tenant-long"),
+    pytest.param(
+        {**BASE, "filter": {"tenantId": "t1", "projectKey": "P\r\nIGNORE"}},
+        "filter.projectKey",
+        "control",
+        id="project-newline",
+    ),
+    pytest.param(
+        {**BASE, "filter": {"tenantId": "t1", "projectKey": " "}}, "filter.projectKey", "blank", id="blank-project"
+    ),
+    pytest.param(
+        {**BASE, "filter": {"tenantId": "t1", "secured": "false"}}, "filter.secured", "valid boolean", id="secured-str"
+    ),
+    pytest.param({**BASE, "topK": 1}, "request", "topK belong(s) in options", id="option-outside-options"),
+    pytest.param({**BASE, "colour": "red"}, "request", "unknown key(s) ['colour']", id="unknown-top-level-key"),
     pytest.param(with_options(topK=0), "options.topK", "greater than or equal to 1", id="topK-0"),
     pytest.param(with_options(topK=101), "options.topK", "less than or equal to 100", id="topK-101"),
     pytest.param(with_options(maxNodes=0), "options.maxNodes", "greater than or equal to 1", id="maxNodes-0"),
@@ -84,3 +103,13 @@ def test_accepted_request_is_normalised_in_the_state(small_graph: BrainSearchGra
     state = small_graph.invoke(request("token", topK=3), output_keys=["filter", "options"])
     assert state["options"].top_k == 3
     assert state["options"].max_nodes == 200
+
+
+def test_unknown_keys_are_refused_by_every_entry_point(small_graph: BrainSearchGraph) -> None:
+    raw = {**BASE, "expandDepth": 0}
+    with pytest.raises(InvalidRequestError, match="expandDepth belong"):
+        small_graph.invoke(raw)
+    with pytest.raises(InvalidRequestError, match="expandDepth belong"):
+        list(small_graph.stream(raw))
+    with pytest.raises(InvalidRequestError, match="expandDepth belong"):
+        asyncio.run(small_graph.ainvoke(raw))

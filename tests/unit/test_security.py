@@ -78,7 +78,7 @@ def test_unknown_tenant_gives_an_empty_result(small_graph: BrainSearchGraph) -> 
     [
         (False, None, False, AccessScope("t", None, False)),
         (False, Principal("a"), True, AccessScope("t", None, False)),
-        (True, Principal("a", ("g",)), False, AccessScope("t", frozenset({"a", "user:a", "g", "group:g"}), False)),
+        (True, Principal("a", ("g",)), False, AccessScope("t", frozenset({"user:a", "group:g"}), False)),
         (True, None, True, AccessScope("t", None, True)),
     ],
 )

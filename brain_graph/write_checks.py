@@ -1,0 +1,164 @@
+"""Checks of everything a load writes, run before the first write on every backend.
+
+Whatever a backend could refuse half way (a string that is not valid Unicode, a non-finite number, a
+vector of the wrong dimension, an untyped ACL entry, an edge type outside the identifier grammar) is
+refused here first, as one :class:`~brain_graph.errors.DatasetError` line naming the record and field,
+so a rejected load writes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from brain_graph.contracts import MAX_PROJECT_CHARS, MAX_TENANT_CHARS, identifier_problem
+from brain_graph.edges import check_edge_type
+from brain_graph.errors import ConfigurationError, DatasetError
+from brain_graph.security import parse_acl_entry, text_problem
+from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
+
+MAX_NODE_ID_CHARS = 512
+MAX_NODE_TYPE_CHARS = 128
+MAX_JSON_DEPTH = 32
+MAX_FLOAT32 = 3.4028234663852886e38  # vectors are stored as float32 on every backend
+
+
+def _string_problem(value: str) -> str | None:
+    """A string no backend can store: one holding a lone surrogate (not encodable as UTF-8)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"is not valid Unicode (lone surrogate U+{ord(value[error.start]):04X} at {error.start})"
+    return None
+
+
+def _json_problem(value: Any, depth: int = 0) -> str | None:
+    """Why a property value is not plain, finite, storable JSON."""
+    if depth > MAX_JSON_DEPTH:
+        return f"is nested deeper than {MAX_JSON_DEPTH} levels"
+    if value is None or isinstance(value, bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"holds a non-finite number ({value})"
+    if isinstance(value, str):
+        return _string_problem(value)
+    if isinstance(value, list | tuple):
+        return next((p for item in value if (p := _json_problem(item, depth + 1)) is not None), None)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"has a non-string key {key!r}"
+            problem = _string_problem(key) or _json_problem(item, depth + 1)
+            if problem is not None:
+                return problem
+        return None
+    return f"holds a {type(value).__name__}, which is not JSON"
+
+
+def _identifier(value: str, max_chars: int) -> str | None:
+    return _string_problem(value) or identifier_problem(value, max_chars)
+
+
+def _first_problem(checks: Sequence[tuple[str, str | None]]) -> str | None:
+    """``<field> <problem>`` of the first failed check."""
+    return next((f"{field} {problem}" for field, problem in checks if problem is not None), None)
+
+
+def _acl_problem(acl: Sequence[str]) -> str | None:
+    for entry in acl:
+        try:
+            parse_acl_entry(entry)
+        except ValueError as error:
+            return f"acl: {error}"
+    return None
+
+
+def _node_problem(node: NodeRecord) -> str | None:
+    checks: list[tuple[str, str | None]] = [
+        ("tenantId", _identifier(node.tenant_id, MAX_TENANT_CHARS)),
+        ("id", _identifier(node.node_id, MAX_NODE_ID_CHARS)),
+        ("nodeType", _identifier(node.node_type, MAX_NODE_TYPE_CHARS)),
+        ("projectKey", None if node.project_key is None else _identifier(node.project_key, MAX_PROJECT_CHARS)),
+        ("title", None if node.title is None else _string_problem(node.title)),
+        ("url", None if node.url is None else _string_problem(node.url) or text_problem(node.url)),
+        ("text", _json_problem(dict(node.text))),
+        ("properties", _json_problem(dict(node.properties))),
+    ]
+    return _first_problem(checks) or _acl_problem(node.acl)
+
+
+def _edge_problem(edge: EdgeRecord) -> str | None:
+    try:
+        check_edge_type(edge.edge_type)
+    except ConfigurationError as error:
+        return f"edgeType: {error}"
+    for field, value in (("fromNodeId", edge.from_node_id), ("toNodeId", edge.to_node_id)):
+        problem = _identifier(value, MAX_NODE_ID_CHARS)
+        if problem is not None:
+            return f"{field} {problem}"
+    problem = _json_problem(dict(edge.properties))
+    return None if problem is None else f"properties {problem}"
+
+
+def _vector_problem(vector: VectorRecord, dimensions: Mapping[str, int]) -> str | None:
+    expected = dimensions.get(vector.profile_id)
+    if expected is None:
+        return f"profile {vector.profile_id!r} comes without profile metadata"
+    checks = (
+        ("tenantId", _identifier(vector.tenant_id, MAX_TENANT_CHARS)),
+        ("nodeId", _identifier(vector.node_id, MAX_NODE_ID_CHARS)),
+        ("projectKey", None if vector.project_key is None else _identifier(vector.project_key, MAX_PROJECT_CHARS)),
+    )
+    problem = _first_problem(checks) or _acl_problem(vector.acl)
+    if problem is not None:
+        return problem
+    if len(vector.vector) != expected:
+        return f"has dimension {len(vector.vector)}, profile {vector.profile_id} has {expected}"
+    if not all(math.isfinite(x) and abs(x) <= MAX_FLOAT32 for x in vector.vector):
+        return "holds a value that is not a finite float32"
+    return None
+
+
+def _profiles_problem(profiles: Sequence[ProfileIndexInfo]) -> str | None:
+    seen: set[str] = set()
+    for profile in profiles:
+        if profile.profile_id in seen:
+            return f"profile {profile.profile_id!r} is given twice"
+        seen.add(profile.profile_id)
+        if profile.dimension <= 0:
+            return f"profile {profile.profile_id!r} has dimension {profile.dimension}; it must be positive"
+        problem = _string_problem(profile.embedder_name) or (None if profile.embedder_name else "is empty")
+        if problem is not None:
+            return f"profile {profile.profile_id!r}: embedder name {problem}"
+    return None
+
+
+def _where_node(node: NodeRecord) -> str:
+    return f"node {node.node_id[:80]!r} of tenant {node.tenant_id[:80]!r}"
+
+
+def check_load(
+    nodes: Sequence[NodeRecord],
+    edges: Sequence[EdgeRecord],
+    vectors: Sequence[VectorRecord],
+    profiles: Sequence[ProfileIndexInfo],
+) -> None:
+    """Raise :class:`DatasetError` for the first record a backend could refuse; write nothing."""
+    for node in nodes:
+        problem = _node_problem(node)
+        if problem is not None:
+            raise DatasetError(f"{_where_node(node)}: {problem}")
+    for edge in edges:
+        problem = _identifier(edge.tenant_id, MAX_TENANT_CHARS) or _edge_problem(edge)
+        if problem is not None:
+            where = f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r}"
+            raise DatasetError(f"{where} of tenant {edge.tenant_id[:80]!r}: {problem}")
+    problem = _profiles_problem(profiles)
+    if problem is not None:
+        raise DatasetError(problem)
+    dimensions = {profile.profile_id: profile.dimension for profile in profiles}
+    for vector in vectors:
+        problem = _vector_problem(vector, dimensions)
+        if problem is not None:
+            raise DatasetError(f"vector of node {vector.node_id[:80]!r} ({vector.profile_id}): {problem}")

@@ -1,0 +1,101 @@
+"""A replace-load into Neo4j + Weaviate that stops at a chosen point and waits there to be SIGKILLed.
+
+    python -m tests.integration.load_child DATASET.json POINT K
+
+POINT is where the load pauses (printing ``PAUSED <point>`` on stdout, then sleeping):
+    neo4j-batch     inside the transaction of the K-th node/edge batch, after its statement ran
+    weaviate-batch  after K Weaviate insert batches
+    flip            just before the flip
+    clean-up        after the flip, before the old generations are removed
+Batches are made small (:data:`BATCH`) so that a small dataset has many of them. The servers come from
+the environment (``eval "$(scripts/services env)"``), as for the tests.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import neo4j
+
+from brain_graph.config import Settings
+from brain_graph.dataset import load_dataset, read_dataset
+from brain_graph.profiles import default_profiles
+from brain_graph.stores import neo4j_graph, weaviate_index
+from brain_graph.stores.neo4j_graph import Flip, Neo4jGraphStore
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores.weaviate_index import WeaviateVectorIndex
+
+BATCH = 50
+POINTS = ("neo4j-batch", "weaviate-batch", "flip", "clean-up")
+
+
+def pause(point: str) -> None:
+    """Tell the parent where we are, then wait for SIGKILL."""
+    print(f"PAUSED {point}", flush=True)
+    time.sleep(600)
+    raise SystemExit("not killed")
+
+
+def is_batch_write(query: str) -> bool:
+    return query.startswith("UNWIND $rows AS row MERGE (n:BrainNode") or "MERGE (a)-[r:" in query
+
+
+def install(point: str, k: int) -> None:
+    """Patch the stores so that the load pauses at ``point``."""
+    neo4j_graph.WRITE_BATCH = BATCH
+    weaviate_index.INSERT_BATCH = BATCH
+    calls = 0
+    commit, insert, flip = Neo4jGraphStore._commit, WeaviateVectorIndex._insert_batch, Neo4jGraphStore.flip
+    clean_up = Neo4jWeaviateBackend._clean_up
+
+    def paused_commit(self: Neo4jGraphStore, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> Any:
+        nonlocal calls
+        if point == "neo4j-batch" and is_batch_write(query):
+            calls += 1
+            if calls == k:
+                with session.begin_transaction() as tx:
+                    tx.run(query, dict(params)).consume()
+                    pause(point)  # killed with the transaction open: the server rolls it back
+        return commit(self, session, query, params)
+
+    async def paused_insert(self: WeaviateVectorIndex, collection: Any, profile_id: str, batch: list[Any]) -> None:
+        nonlocal calls
+        if point == "weaviate-batch":
+            calls += 1
+            if calls > k:
+                pause(point)
+        await insert(self, collection, profile_id, batch)
+
+    def paused_flip(self: Neo4jGraphStore, generations: Mapping[str, int]) -> dict[str, Flip]:
+        if point == "flip":
+            pause(point)
+        return flip(self, generations)
+
+    def paused_clean_up(self: Neo4jWeaviateBackend, flips: Mapping[str, Flip]) -> None:
+        if point == "clean-up":
+            pause(point)
+        clean_up(self, flips)
+
+    Neo4jGraphStore._commit = paused_commit  # type: ignore[method-assign]
+    WeaviateVectorIndex._insert_batch = paused_insert  # type: ignore[method-assign]
+    Neo4jGraphStore.flip = paused_flip  # type: ignore[method-assign]
+    Neo4jWeaviateBackend._clean_up = paused_clean_up  # type: ignore[method-assign]
+
+
+def main(argv: list[str]) -> int:
+    path, point, k = Path(argv[0]), argv[1], int(argv[2])
+    if point not in POINTS:
+        raise SystemExit(f"unknown point {point!r}; one of {POINTS}")
+    install(point, k)
+    backend = Neo4jWeaviateBackend.from_settings(Settings())
+    load_dataset(read_dataset(path), backend, default_profiles())
+    print("DONE", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,109 @@
+"""Principals are validated, never coerced; ACL identities are typed (``user:``/``group:``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brain_graph.contracts import BrainSearchResult
+from brain_graph.errors import AuthorizationError, InvalidRequestError
+from brain_graph.graph import BrainSearchGraph
+from brain_graph.requests import as_principal, principal_from_user
+from brain_graph.security import Principal, parse_acl_entry
+from brain_graph.state import BrainSearchContext
+from tests.helpers import request
+
+
+def search(graph: BrainSearchGraph, principal: Any) -> BrainSearchResult:
+    raw = request("token refresh outage postmortem", secured=True, expandDepth=2, topK=50)
+    return BrainSearchResult.model_validate(graph.invoke(raw, context=BrainSearchContext(principal=principal)))
+
+
+def cited(result: BrainSearchResult) -> set[str]:
+    return {citation.source_node_id for citation in result.prompt_pack.citations}
+
+
+def test_identities_are_typed_and_never_raw() -> None:
+    assert Principal("alice", ("security", "ops")).identities == {"user:alice", "group:security", "group:ops"}
+
+
+@pytest.mark.parametrize(
+    ("principal_id", "groups"),
+    [("group:security", ()), ("USER:alice", ()), ("bob", ("user:alice",)), ("bob", ("Group:x",))],
+)
+def test_names_that_read_as_another_kind_are_refused(principal_id: str, groups: tuple[str, ...]) -> None:
+    with pytest.raises(InvalidRequestError, match=r"context\.principal"):
+        Principal(principal_id, groups)
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ({"principalId": "bob", "groups": {"security": False}}, "context.principal.groups"),
+        ({"principalId": "bob", "groups": "security"}, "context.principal.groups"),
+        ({"principalId": "bob", "groups": ["security", 7]}, r"context.principal.groups\[1\]"),
+        ({"principalId": 42}, "context.principal.principalId"),
+        ({"groups": ["security"]}, "context.principal.principalId"),
+        ({}, "context.principal.principalId"),
+        ({"principalId": " bob"}, "context.principal.principalId"),
+        ({"principalId": "bob\n"}, "context.principal.principalId"),
+        ({"principalId": "bo\u2028b"}, "context.principal.principalId"),
+        ({"principalId": "x" * 257}, "context.principal.principalId"),
+        ({"principalId": "bob", "isAdmin": True}, "context.principal"),
+        ("bob", "context.principal"),
+        (["bob"], "context.principal"),
+    ],
+)
+def test_malformed_principals_are_typed_errors(value: Any, field: str) -> None:
+    with pytest.raises(InvalidRequestError, match=field):
+        as_principal(value)
+
+
+@pytest.mark.parametrize("value", [Principal(""), {"principalId": ""}, {"principalId": "", "groups": ["security"]}])
+def test_an_empty_id_is_no_principal(small_graph: BrainSearchGraph, value: Any) -> None:
+    assert as_principal(value) is None
+    with pytest.raises(AuthorizationError, match="no principal"):
+        search(small_graph, value)
+
+
+def test_a_coercible_groups_value_grants_nothing(small_graph: BrainSearchGraph) -> None:
+    with pytest.raises(InvalidRequestError, match="groups"):
+        search(small_graph, {"principalId": "bob", "groups": {"security": False}})
+    with pytest.raises(InvalidRequestError, match="groups"):
+        search(small_graph, {"principalId": "bob", "groups": "security"})
+
+
+def test_a_principal_named_like_a_group_entry_sees_nothing_of_the_group(small_graph: BrainSearchGraph) -> None:
+    # d2's ACL is group:security, s2's is user:carol
+    assert "d2" in cited(search(small_graph, Principal("bob", ("security",))))
+    assert "d2" not in cited(search(small_graph, Principal("security")))
+    assert "s2" not in cited(search(small_graph, Principal("bob", ("carol",))))
+    with pytest.raises(InvalidRequestError):
+        search(small_graph, {"principalId": "group:security"})
+
+
+def test_server_user_claims_are_validated() -> None:
+    class User(dict[str, Any]):
+        pass
+
+    assert principal_from_user(User(is_authenticated=True, identity="ann", groups=["ops"])) == Principal(
+        "ann", ("ops",)
+    )
+    with pytest.raises(InvalidRequestError, match="groups"):
+        principal_from_user(User(is_authenticated=True, identity="ann", groups="ops"))
+    with pytest.raises(InvalidRequestError, match="principalId"):
+        principal_from_user(User(is_authenticated=True, identity="group:ops"))
+
+
+@pytest.mark.parametrize(
+    ("entry", "parsed"), [("user:alice", ("user", "alice")), ("group:a b", ("group", "a b")), ("user:é", ("user", "é"))]
+)
+def test_acl_entries_parse(entry: str, parsed: tuple[str, str]) -> None:
+    assert parse_acl_entry(entry) == parsed
+
+
+@pytest.mark.parametrize("entry", ["alice", "user:", "group:", "user: x", "team:x", "user:group:x", "group:x\n", 3])
+def test_invalid_acl_entries_are_refused(entry: object) -> None:
+    with pytest.raises(ValueError, match="ACL entry"):
+        parse_acl_entry(entry)

@@ -1,0 +1,48 @@
+"""``check_load`` refuses, before any write, what a backend could refuse or store wrongly."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain_graph.errors import DatasetError
+from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorRecord
+from brain_graph.write_checks import check_load
+
+PROFILE = ProfileIndexInfo("p", "embedder", 2)
+NODE = NodeRecord("t", "n", "cdm.doc", None, "title", None)
+
+
+def vector(values: list[float], **changes: object) -> VectorRecord:
+    fields: dict[str, object] = {
+        "tenant_id": "t",
+        "node_id": "n",
+        "profile_id": "p",
+        "project_key": None,
+        "secured": False,
+        "acl": (),
+        "vector": values,
+    }
+    return VectorRecord(**(fields | changes))  # type: ignore[arg-type]
+
+
+def test_a_valid_load_passes() -> None:
+    check_load([NODE], [], [vector([0.5, 1e38])], [PROFILE])
+
+
+@pytest.mark.parametrize(
+    ("vectors", "profiles", "message"),
+    [
+        ([vector([1e39, 0.0])], [PROFILE], "not a finite float32"),
+        ([vector([float("nan"), 0.0])], [PROFILE], "not a finite float32"),
+        ([vector([1.0])], [PROFILE], "dimension 1"),
+        ([vector([1.0, 0.0], acl=("alice",))], [PROFILE], "acl"),
+        ([vector([1.0, 0.0], tenant_id="t\n")], [PROFILE], "tenantId"),
+        ([vector([1.0, 0.0], profile_id="q")], [PROFILE], "without profile metadata"),
+        ([], [PROFILE, PROFILE], "given twice"),
+        ([], [ProfileIndexInfo("p", "embedder", 0)], "must be positive"),
+        ([], [ProfileIndexInfo("p", "", 2)], "embedder name is empty"),
+    ],
+)
+def test_refused_before_writing(vectors: list[VectorRecord], profiles: list[ProfileIndexInfo], message: str) -> None:
+    with pytest.raises(DatasetError, match=message):
+        check_load([NODE], [], vectors, profiles)
