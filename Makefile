@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint format services-up services-down bench clean
+.PHONY: install demo test lint format services-up services-down bench quality clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ services-down:
 
 bench: install  ## Search/load benchmarks on both backends (starts and stops the servers)
 	eval "$$(scripts/services up)" && $(BIN)/python -m benchmarks.search_latency; status=$$?; scripts/services down; exit $$status
+
+QUALITY_VENV ?= .venv-quality
+
+quality:  ## Retrieval-quality harness on HotpotQA (own venv with torch, ~6 GB; see benchmarks/quality/README.md)
+	PYTHON=$(PYTHON) QUALITY_VENV=$(QUALITY_VENV) benchmarks/quality/setup.sh
+	$(QUALITY_VENV)/bin/python -m benchmarks.quality.run
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
