@@ -26,15 +26,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph.config import Settings
 from brain_graph.dataset import Dataset, embed_nodes, index_info
 from brain_graph.errors import BackendUnavailableError
 from brain_graph.graph import build_graph
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
-from brain_graph.stores.base import StorageBackend
-from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores import StorageBackend, build_backend
 
 
 @dataclass
@@ -65,11 +62,12 @@ def prefixed(dataset: Dataset, prefix: str) -> Dataset:
 
 
 def make_backend(name: str, workdir: Path) -> StorageBackend:
+    """A registered backend built from its settings (the embedded one on a fresh file)."""
     if name == "embedded":
-        return EmbeddedStore(workdir / f"bench-{uuid.uuid4().hex[:8]}.sqlite3")
+        return build_backend(name, store_path=workdir / f"bench-{uuid.uuid4().hex[:8]}.sqlite3")
     if not os.environ.get("NEO4J_URI") or not os.environ.get("WEAVIATE_HTTP_PORT"):
-        raise BackendUnavailableError("neo4j-weaviate", 'servers not configured: eval "$(scripts/services up)"')
-    return Neo4jWeaviateBackend.from_settings(Settings().model_copy(update={"backend": "neo4j-weaviate"}))
+        raise BackendUnavailableError(name, 'servers not configured: eval "$(scripts/services up)"')
+    return build_backend(name)
 
 
 def run_searches(services: SearchServices, requests: list[dict[str, Any]]) -> list[float]:
@@ -114,15 +112,13 @@ def bench(backend_name: str, size: int, searches: int, workdir: Path) -> Row:
     trips = ""
     try:
         d1 = run_searches(services, requests(1))
-        if isinstance(backend, Neo4jWeaviateBackend):
-            before = backend.round_trips()
-            build_graph(services).invoke(cast(BrainSearchInput, requests(1)[0]))
-            after = backend.round_trips()
-            trips = f"neo4j {after['neo4j'] - before['neo4j']} + weaviate {after['weaviate'] - before['weaviate']}"
+        before = backend.admin.round_trips()
+        build_graph(services).invoke(cast(BrainSearchInput, requests(1)[0]))
+        after = backend.admin.round_trips()
+        trips = " + ".join(f"{key} {after[key] - before[key]}" for key in after)
         d2 = run_searches(services, requests(2))
     finally:
-        if isinstance(backend, Neo4jWeaviateBackend):
-            backend.drop_tenants(sorted({n.tenant_id for n in nodes}))
+        backend.admin.drop_tenants(sorted({n.tenant_id for n in nodes}))
         backend.close()
     return Row(
         backend_name,

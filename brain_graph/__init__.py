@@ -1,9 +1,15 @@
 """brain-graph: deterministic GraphRAG retrieval as a LangGraph graph.
 
->>> from brain_graph import build_graph
+>>> from brain_graph import build_graph, search_input
 >>> graph = build_graph()
->>> result = graph.invoke({"queryText": "token refresh", "filter": {"tenantId": "acme", "secured": False}})
+>>> result = graph.invoke(search_input("token refresh", "acme", secured=False))
+
+The public API is what this module exports; everything else is internal and may change.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from brain_graph.contracts import (
     BrainCitation,
@@ -18,6 +24,7 @@ from brain_graph.contracts import (
     BrainSearchRequest,
     BrainSearchResult,
 )
+from brain_graph.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
 from brain_graph.embeddings import LexicalHashEmbeddings
 from brain_graph.errors import (
     AuthorizationError,
@@ -27,12 +34,29 @@ from brain_graph.errors import (
     DatasetError,
     InvalidRequestError,
 )
-from brain_graph.graph import build_graph
+from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.profiles import EmbeddingProfile, ProfileRegistry, default_profiles
 from brain_graph.security import Principal
 from brain_graph.services import SearchLimits, SearchServices
-from brain_graph.state import BrainSearchContext
+from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, search_input
+from brain_graph.stores import AdminOperations, StorageBackend, build_backend, register_backend
+from brain_graph.stores.embedded import EmbeddedStore
+
+if TYPE_CHECKING:
+    from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+
+
+def __getattr__(name: str) -> Any:
+    """The server backend is imported on first use (its clients are slow to import)."""
+    if name == "Neo4jWeaviateBackend":
+        from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+
+        return Neo4jWeaviateBackend
+    raise AttributeError(f"module 'brain_graph' has no attribute {name!r}")
+
 
 __all__ = [
+    "AdminOperations",
     "AuthorizationError",
     "BackendUnavailableError",
     "BrainCitation",
@@ -44,16 +68,32 @@ __all__ = [
     "BrainSearchContext",
     "BrainSearchEpisode",
     "BrainSearchFilterInput",
+    "BrainSearchGraph",
     "BrainSearchHit",
+    "BrainSearchInput",
     "BrainSearchOptionsInput",
+    "BrainSearchOutput",
     "BrainSearchRequest",
     "BrainSearchResult",
     "ConfigurationError",
+    "Dataset",
     "DatasetError",
+    "EmbeddedStore",
+    "EmbeddingProfile",
     "InvalidRequestError",
     "LexicalHashEmbeddings",
+    "Neo4jWeaviateBackend",
     "Principal",
+    "ProfileRegistry",
     "SearchLimits",
     "SearchServices",
+    "StorageBackend",
+    "build_backend",
     "build_graph",
+    "default_profiles",
+    "example_dataset_path",
+    "load_dataset",
+    "read_dataset",
+    "register_backend",
+    "search_input",
 ]

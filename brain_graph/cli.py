@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from brain_graph.config import build_services, load_settings
 from brain_graph.contracts import BrainSearchResult
 from brain_graph.dataset import example_dataset_path, load_dataset, read_dataset
+from brain_graph.environment import read_settings
 from brain_graph.errors import (
     AuthorizationError,
     BrainGraphError,
@@ -24,7 +25,9 @@ from brain_graph.errors import (
 from brain_graph.graph import build_graph
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext, BrainSearchInput
+from brain_graph.state import BrainSearchContext, BrainSearchInput, search_input
+from brain_graph.stores.embedded import EmbeddedSettings
+from brain_graph.stores.registry import build_backend
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Deterministic GraphRAG search for LangGraph.")
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -53,10 +56,10 @@ def _fail(error: BrainGraphError) -> typer.Exit:
 
 
 def _services(store: Path | None) -> SearchServices:
+    """Services from configuration; with ``store``, on that embedded store whatever the backend setting."""
     settings = load_settings()
-    if store is not None:
-        settings = settings.model_copy(update={"backend": "embedded", "store_path": store})
-    return build_services(settings)
+    backend = build_backend("embedded", store_path=store) if store is not None else None
+    return build_services(settings, backend=backend)
 
 
 def _load(services: SearchServices, path: Path, replace: bool) -> None:
@@ -129,18 +132,14 @@ def search(
         }.items()
         if value is not None
     }
-    request: dict[str, Any] = {
-        "queryText": query,
-        "filter": {"tenantId": tenant, "projectKey": project, "profileKindIn": kind or None, "secured": not public},
-        "options": options,
-    }
+    request = search_input(
+        query, tenant, project_key=project, profile_kinds=kind or None, secured=not public, options=options
+    )
     try:
         who = Principal(principal, tuple(group or ())) if principal else None
         services = _services(store)
         try:
-            output = build_graph(services).invoke(
-                cast(BrainSearchInput, request), context=BrainSearchContext(principal=who)
-            )
+            output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
         finally:
             services.backend.close()
     except BrainGraphError as error:
@@ -158,11 +157,8 @@ def demo(
 ) -> None:
     """Load the example graph into the local embedded store and run example searches."""
     try:
-        settings = load_settings()
-        settings = settings.model_copy(
-            update={"backend": "embedded", "store_path": store or settings.resolved_store_path}
-        )
-        services = build_services(settings)
+        path = store or read_settings(EmbeddedSettings).resolved_store_path
+        services = build_services(load_settings(), backend=build_backend("embedded", store_path=path))
         _load(services, example_dataset_path(), replace=True)
         graph = build_graph(services)
         for request in DEMO_SEARCHES:
@@ -177,7 +173,7 @@ def demo(
             )
         )
         sys.stdout.write(result.prompt_pack.context_markdown)
-        err.print(f"store: {settings.resolved_store_path}")
+        err.print(f"store: {path}")
     except BrainGraphError as error:
         raise _fail(error) from None
 

@@ -6,15 +6,15 @@ seed's camelCase name, because the models validate and serialise by alias.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from brain_graph.security import text_problem
+from brain_graph.wire import SourceKind
 
 JsonValue = Any
-SourceKind = Literal["work", "doc", "code", "other"]
 
 MAX_TOP_K = 100
 MAX_MAX_EPISODES = 50
@@ -53,6 +53,8 @@ class WireModel(BaseModel):
 class BrainSearchFilterInput(WireModel):
     """Who and what to search: the tenant is mandatory, everything else narrows the search."""
 
+    model_config = ConfigDict(strict=True)  # JSON types only: "5" or true is no number, "false" no boolean
+
     tenant_id: str = Field(
         min_length=1,
         max_length=MAX_TENANT_CHARS,
@@ -85,6 +87,8 @@ class BrainSearchFilterInput(WireModel):
 
 class BrainSearchOptionsInput(WireModel):
     """Bounds of the search. Defaults are the seed's."""
+
+    model_config = ConfigDict(strict=True)  # JSON types only: "5" or true is no number, "false" no boolean
 
     top_k: int = Field(default=20, ge=1, le=MAX_TOP_K, description="Number of vector hits.")
     max_episodes: int = Field(default=10, ge=0, le=MAX_MAX_EPISODES, description="Maximum number of episodes returned.")
@@ -176,11 +180,20 @@ class BrainSearchResult(WireModel):
     prompt_pack: BrainPromptPack
 
 
+QueryText = Annotated[
+    str,
+    Field(
+        title="Query text",
+        description="Natural-language query to search for.",
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+    ),
+]
+
+
 class BrainSearchRequest(WireModel):
     """The graph's input: ``{queryText, filter, options}``."""
 
-    query_text: str = Field(
-        min_length=1, max_length=MAX_QUERY_CHARS, description="Natural-language query to search for."
-    )
+    query_text: QueryText
     filter: BrainSearchFilterInput
     options: BrainSearchOptionsInput = Field(default_factory=BrainSearchOptionsInput)

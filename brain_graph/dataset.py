@@ -6,17 +6,18 @@ import json
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from brain_graph.edges import check_edge_type
 from brain_graph.errors import BrainGraphError, ConfigurationError, DatasetError
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, StorageBackend, VectorRecord
+from brain_graph.vocabulary import check_edge_type
 from brain_graph.write_checks import check_load
 
 EXAMPLE_DATASET_NAME = "example_graph.json"
+FORMAT_VERSION = 1
 EMBED_BATCH_SIZE = 64
 
 
@@ -67,10 +68,17 @@ class DatasetEdge(_Strict):
 class Dataset(_Strict):
     """A knowledge graph to load: nodes and edges, each owned by a tenant."""
 
-    format_version: Literal[1] = Field(alias="formatVersion", default=1)
+    format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
     description: str = ""
     nodes: list[DatasetNode]
     edges: list[DatasetEdge]
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, value: int) -> int:
+        if value != FORMAT_VERSION:
+            raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
+        return value
 
     @model_validator(mode="after")
     def _check_references(self) -> Dataset:
@@ -175,19 +183,9 @@ def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:
     return "\n".join(parts)[: profile.max_chars]
 
 
-def embedder_name(registry: ProfileRegistry, profile: EmbeddingProfile) -> str:
-    """The recorded name of a profile's embedder (``name`` or ``model`` attribute, else its class)."""
-    embedder = registry.embedders[profile.embedder_id]
-    for attribute in ("name", "model", "model_name"):
-        value = getattr(embedder, attribute, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(embedder).__name__
-
-
 def index_info(registry: ProfileRegistry) -> list[ProfileIndexInfo]:
     """What the index records for each profile."""
-    return [ProfileIndexInfo(p.profile_id, embedder_name(registry, p), p.dimension) for p in registry.profiles]
+    return [ProfileIndexInfo(p.profile_id, registry.embedder_name(p), p.dimension) for p in registry.profiles]
 
 
 def embed_nodes(

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from brain_graph.errors import ConfigurationError
+from brain_graph.vocabulary import HAS_SIGNAL, IN_CLUSTER, check_edge_type
 
-HAS_SIGNAL = "HAS_SIGNAL"
-IN_CLUSTER = "IN_CLUSTER"
 DEFAULT_SAFE_EDGE_TYPES = ("DEPENDS_ON", "DOCUMENTS", "IMPLEMENTED_BY", "REFERENCES")
-
-_EDGE_TYPE_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-
-
-def check_edge_type(edge_type: str) -> str:
-    """Return ``edge_type`` if it is a plain UPPER_SNAKE identifier, else raise."""
-    if not _EDGE_TYPE_PATTERN.match(edge_type):
-        raise ConfigurationError(f"edge type {edge_type!r} is not an UPPER_SNAKE_CASE identifier")
-    return edge_type
 
 
 @dataclass(frozen=True)
@@ -46,8 +34,3 @@ class EdgeRegistry:
         if include_clusters:
             types.add(IN_CLUSTER)
         return tuple(sorted(types))
-
-    @property
-    def all_types(self) -> tuple[str, ...]:
-        """Every type this registry could ever allow."""
-        return self.expansion_types(include_signals=True, include_clusters=True)

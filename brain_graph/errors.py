@@ -1,12 +1,35 @@
-"""Typed errors of brain-graph. Every message is one line a caller can act on."""
+"""Typed errors of brain-graph. Every message is one bounded line a caller can act on."""
 
 from __future__ import annotations
 
+import unicodedata
+
+MAX_MESSAGE_CHARS = 1_000
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def one_line_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` as one line: control, format and line-separator characters escaped (``\\n``,
+    ``\\u2028``), cut to ``limit`` characters with the number of characters left out."""
+    line = "".join(
+        char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) in _ESCAPED_CATEGORIES else char
+        for char in text
+    )
+    if len(line) <= limit:
+        return line
+    return f"{line[: limit - 40]}… ({len(line) - limit + 40} more characters)"
+
 
 class BrainGraphError(Exception):
-    """Base class of every error brain-graph raises on purpose."""
+    """Base class of every error brain-graph raises on purpose; its message is one bounded line
+    whatever data it quotes."""
 
     code = "BRAIN_GRAPH_ERROR"
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (one_line_message(args[0]),)
+        super().__init__(*args)
 
 
 class InvalidRequestError(BrainGraphError, ValueError):
@@ -15,9 +38,9 @@ class InvalidRequestError(BrainGraphError, ValueError):
     code = "INVALID_REQUEST"
 
     def __init__(self, field: str, problem: str) -> None:
-        self.field = field
-        self.problem = problem
-        super().__init__(f"invalid request: {field}: {problem}")
+        self.field = one_line_message(field, 200)
+        self.problem = one_line_message(problem)
+        super().__init__(f"invalid request: {self.field}: {self.problem}")
 
 
 class AuthorizationError(BrainGraphError, PermissionError):

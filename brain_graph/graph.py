@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from brain_graph.config import default_services
-from brain_graph.nodes import PIPELINE
-from brain_graph.requests import check_top_level_keys
+from brain_graph.nodes import PIPELINE as _PIPELINE
+from brain_graph.requests import check_context_keys, check_top_level_keys
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, BrainSearchState
-from brain_graph.steps import ServicesProvider, bind_step
+from brain_graph.steps import ServicesProvider, Step, bind_step
 
+PIPELINE: tuple[tuple[str, Step], ...] = _PIPELINE  # typed here: mypy checks nodes/ as its own package
 GRAPH_NAME = "brain_search"
 NODE_NAMES = tuple(name for name, _ in PIPELINE)
 
@@ -25,23 +27,73 @@ def _is_top_level(config: RunnableConfig | None) -> bool:
     return not ensure_config(config).get("configurable", {}).get("checkpoint_ns")
 
 
+STATE_KEYS = tuple(BrainSearchState.__annotations__)
+
+
+def _modes(stream_mode: Any) -> list[str]:
+    return [stream_mode] if isinstance(stream_mode, str) else list(stream_mode or ())
+
+
+def _only_keys(event: Any, keys: Sequence[str], modes: list[str], single: bool, subgraphs: bool) -> Any:
+    """A stream event with its top-level ``values`` chunk cut back to ``keys`` (other events as they are)."""
+    namespace: tuple[str, ...] = ()
+    if subgraphs:
+        namespace, *rest = event
+        mode, chunk = (modes[0], rest[0]) if single else rest
+    else:
+        mode, chunk = (modes[0], event) if single else event
+    if mode != "values" or namespace or not isinstance(chunk, dict):
+        return event
+    chunk = {key: chunk[key] for key in keys if key in chunk}
+    if single:
+        return (namespace, chunk) if subgraphs else chunk
+    return (namespace, mode, chunk) if subgraphs else (mode, chunk)
+
+
 class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, BrainSearchInput, BrainSearchOutput]):
-    """The compiled brainSearch graph. A top-level input with keys other than ``queryText``, ``filter``
-    and ``options`` is refused (:class:`~brain_graph.errors.InvalidRequestError`) instead of being
-    dropped silently; as a subgraph node it receives the parent's state and reads only its own keys."""
+    """The compiled brainSearch graph.
+
+    - A top-level input with keys other than ``queryText``, ``filter`` and ``options`` is refused
+      (:class:`~brain_graph.errors.InvalidRequestError`) instead of being dropped silently; as a
+      subgraph node it receives the parent's state and reads only its own keys.
+    - The ``updates`` stream shows every key a step wrote, even when the caller restricts the stream
+      to some ``output_keys`` (as the LangGraph server does, with the output schema's keys): ``embed``'s
+      ``request`` and ``queryVectors`` are its real update, not ``null``. ``values`` chunks keep the
+      requested keys.
+    """
+
+    def _prepare(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> Callable[[Any], Any]:
+        if _is_top_level(config):
+            check_top_level_keys(input)
+            check_context_keys(kwargs.get("context"))
+        modes = _modes(kwargs.get("stream_mode") or self.stream_mode)
+        requested = kwargs.get("output_keys")
+        if "updates" not in modes or not requested or kwargs.get("version", "v1") != "v1":
+            return lambda event: event
+        keys = [requested] if isinstance(requested, str) else list(requested)
+        kwargs["output_keys"] = list(dict.fromkeys([*keys, *STATE_KEYS]))
+        single = isinstance(kwargs.get("stream_mode") or self.stream_mode, str)
+        subgraphs = bool(kwargs.get("subgraphs"))
+        return lambda event: _only_keys(event, keys, modes, single, subgraphs)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
-        if _is_top_level(config):
-            check_top_level_keys(input)
-        return super().stream(input, config, **kwargs)
+        restore = self._prepare(input, config, kwargs)
+        return (restore(event) for event in super().stream(input, config, **kwargs))
 
     def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
-        if _is_top_level(config):
-            check_top_level_keys(input)
-        return super().astream(input, config, **kwargs)
+        restore = self._prepare(input, config, kwargs)
+        events = super().astream(input, config, **kwargs)
+
+        async def restored() -> AsyncIterator[Any]:
+            async for event in events:
+                yield restore(event)
+
+        return restored()
 
 
-def build_graph(services: SearchServices | None = None, *, name: str = GRAPH_NAME) -> BrainSearchGraph:
+def build_graph(
+    services: SearchServices | None = None, *, name: str = GRAPH_NAME, checkpointer: Checkpointer = None
+) -> BrainSearchGraph:
     """Compile the pipeline ``embed → retrieve → expand → score_episodes → assemble_passages → build_pack``.
 
     ``services`` are the default dependencies; a run's context (``BrainSearchContext.services``)
@@ -61,11 +113,6 @@ def build_graph(services: SearchServices | None = None, *, name: str = GRAPH_NAM
         builder.add_edge(previous, node_name)
         previous = node_name
     builder.add_edge(previous, END)
-    compiled = builder.compile(name=name)
+    compiled = builder.compile(name=name, checkpointer=checkpointer)
     compiled.__class__ = BrainSearchGraph  # StateGraph.compile has no hook for the compiled class
     return compiled  # type: ignore[return-value]
-
-
-def make_graph() -> BrainSearchGraph:
-    """Graph factory for ``langgraph.json``: services from the environment."""
-    return build_graph(default_services())

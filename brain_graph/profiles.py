@@ -9,12 +9,7 @@ from langchain_core.embeddings import Embeddings
 
 from brain_graph.embeddings import LexicalHashEmbeddings
 from brain_graph.errors import ConfigurationError, InvalidRequestError
-
-WORK_ITEM = "cdm.work_item"
-DOC = "cdm.doc"
-CODE_FILE = "code.file"
-SIGNAL = "signal.instance"
-CLUSTER = "kg.cluster"
+from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
 
 
 @dataclass(frozen=True)
@@ -66,6 +61,15 @@ class ProfileRegistry:
                 return profile
         raise ConfigurationError(f"unknown embedding profile {profile_id!r}")
 
+    def embedder_name(self, profile: EmbeddingProfile) -> str:
+        """The recorded name of a profile's embedder (``name`` or ``model`` attribute, else its class)."""
+        embedder = self.embedders[profile.embedder_id]
+        for attribute in ("name", "model", "model_name"):
+            value = getattr(embedder, attribute, None)
+            if isinstance(value, str) and value:
+                return value
+        return type(embedder).__name__
+
     def select(self, kinds: Sequence[str] | None) -> tuple[EmbeddingProfile, ...]:
         """Profiles to search: those of ``kinds``, or the default ones when ``kinds`` is None."""
         if kinds is None:
@@ -78,10 +82,6 @@ class ProfileRegistry:
                 "filter.profileKindIn", f"unknown profile kind(s) {unknown}; allowed: {list(self.kinds)}"
             )
         return tuple(p for p in self.profiles if p.profile_kind in set(kinds))
-
-    def for_node_type(self, node_type: str) -> tuple[EmbeddingProfile, ...]:
-        """Profiles that embed nodes of this type."""
-        return tuple(p for p in self.profiles if node_type in p.node_types)
 
 
 def default_profiles(embedders: Mapping[str, Embeddings] | None = None) -> ProfileRegistry:

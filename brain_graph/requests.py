@@ -1,19 +1,21 @@
-"""Reading and checking a request from the graph state, and deciding its access scope."""
+"""Validating a request and the principal of a run: once, at the graph's entry."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from langgraph.types import Command
+from pydantic import ValidationError
 
 from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchRequest
 from brain_graph.errors import InvalidRequestError
-from brain_graph.security import AccessScope, Principal, resolve_scope
+from brain_graph.security import ANONYMOUS, Principal
 from brain_graph.services import SearchServices
+from brain_graph.wire import SearchRequest
 
-M = TypeVar("M", bound=BaseModel)
 REQUEST_KEYS = frozenset({"queryText", "filter", "options"})
+CONTEXT_KEYS = frozenset({"principal", "services"})
 OPTION_NAMES = frozenset(field.alias or name for name, field in BrainSearchOptionsInput.model_fields.items())
 
 
@@ -28,23 +30,37 @@ def _shown(value: Any, limit: int = 80) -> str:
 
 
 def check_top_level_keys(value: Any) -> None:
-    """Refuse keys of a graph input other than ``queryText``, ``filter`` and ``options`` (an option
-    put beside ``options`` would otherwise be dropped silently and its default applied)."""
-    if not isinstance(value, Mapping):
+    """Refuse a graph input that is not an object, or that has keys other than ``queryText``,
+    ``filter`` and ``options`` (an option put beside ``options`` would otherwise be dropped silently
+    and its default applied). ``None`` (resuming a thread) passes."""
+    if value is None or isinstance(value, Command):
         return
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError(
+            "request", f"must be an object {{queryText, filter, options}} (got {type(value).__name__})"
+        )
     unknown = sorted(str(key) for key in value if key not in REQUEST_KEYS)
     if unknown:
         hint = [key for key in unknown if key in OPTION_NAMES]
         where = f"; {', '.join(hint)} belong(s) in options" if hint else ""
-        raise InvalidRequestError(
-            "request", f"unknown key(s) {unknown}; allowed: queryText, filter, options{where}"[:300]
-        )
+        names = _shown(unknown)
+        raise InvalidRequestError("request", f"unknown key(s) {names}; allowed: queryText, filter, options{where}")
 
 
-def read_request(state: Mapping[str, Any], services: SearchServices) -> BrainSearchRequest:
-    """Validate ``{queryText, filter, options}`` from the state against the contract and the
-    deployment's limits. Raises :class:`InvalidRequestError` naming the field and the allowed range."""
-    raw = {key: state[key] for key in ("queryText", "filter", "options") if state.get(key) is not None}
+def check_context_keys(value: Any) -> None:
+    """Refuse a JSON run context with keys other than ``principal`` and ``services`` (a typo such as
+    ``principle`` would otherwise fail deep inside LangGraph, or be ignored)."""
+    if isinstance(value, Mapping):
+        unknown = sorted(str(key) for key in value if key not in CONTEXT_KEYS)
+        if unknown:
+            raise InvalidRequestError("context", f"unknown key(s) {_shown(unknown)}; allowed: principal, services")
+
+
+def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRequest:
+    """Validate ``{queryText, filter, options}`` from the graph input against the contract and the
+    deployment's limits, once per run, into the normalised JSON form every step reads. Raises
+    :class:`InvalidRequestError` naming the field and the allowed range."""
+    raw = {key: state[key] for key in REQUEST_KEYS if state.get(key) is not None}
     try:
         request = BrainSearchRequest.model_validate(raw)
     except ValidationError as error:
@@ -59,8 +75,14 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> BrainSea
         raise InvalidRequestError(
             "options.expandDepth", f"must be between 0 and {maximum} (got {request.options.expand_depth})"
         )
-    services.profiles.select(request.filter.profile_kind_in)  # rejects unknown kinds
-    return request
+    profiles = services.profiles.select(request.filter.profile_kind_in)  # rejects unknown kinds
+    wire = request.to_wire()
+    return SearchRequest(
+        queryText=wire["queryText"],
+        filter=wire["filter"],
+        options=wire["options"],
+        profileIds=[profile.profile_id for profile in profiles],
+    )
 
 
 PRINCIPAL_KEYS = frozenset({"principalId", "principal_id", "groups"})
@@ -71,13 +93,13 @@ def as_principal(value: Any) -> Principal | None:
     optional ``groups`` (a list of group names, as sent in a JSON run context).
 
     Nothing is coerced: a malformed value (``principalId`` missing included) is an
-    :class:`InvalidRequestError` naming the field. An empty id is no principal (``None``), so a secured
-    search fails closed.
+    :class:`InvalidRequestError` naming the field. An empty id gives the anonymous principal, which sees
+    no secured item and is never taken for the service principal: a secured search fails closed.
     """
     if value is None:
         return None
     if isinstance(value, Principal):
-        return None if value.is_anonymous else value
+        return value
     if not isinstance(value, Mapping):
         raise InvalidRequestError(
             "context.principal", f"must be an object {{principalId, groups}} (got {type(value).__name__})"
@@ -85,12 +107,13 @@ def as_principal(value: Any) -> Principal | None:
     unknown = sorted(str(key) for key in value if key not in PRINCIPAL_KEYS)
     if unknown:
         raise InvalidRequestError("context.principal", f"unknown key(s) {unknown}; allowed: principalId, groups")
+    if "principalId" in value and "principal_id" in value:
+        raise InvalidRequestError("context.principal", "give principalId or principal_id, not both")
     principal_id = value.get("principalId", value.get("principal_id"))
     if principal_id is None:
         raise InvalidRequestError("context.principal.principalId", "is required (an empty string means no principal)")
     groups = value.get("groups")
-    principal = Principal(principal_id, () if groups is None else groups)
-    return None if principal.is_anonymous else principal
+    return Principal(principal_id, () if groups is None else groups)
 
 
 def _user_claim(user: Any, key: str) -> Any:
@@ -101,15 +124,16 @@ def _user_claim(user: Any, key: str) -> Any:
     return value
 
 
-def principal_from_user(user: Any) -> Principal | None:
-    """The principal of a user authenticated by the LangGraph server (custom auth): its ``identity``;
-    groups from a ``groups`` claim (a list of names) and from ``group:<name>`` permissions. ``None``
-    for an unauthenticated user or one without an identity; a malformed claim is an error."""
+def principal_from_user(user: Any) -> Principal:
+    """The principal of a user a LangGraph server put on the run (custom auth): its ``identity``;
+    groups from a ``groups`` claim (a list of names) and from ``group:<name>`` permissions. An
+    unauthenticated user, or one without an identity, is the anonymous principal (it never falls back
+    to the service principal); a malformed claim is an error naming it (``user.identity``, ...)."""
     if user is None or not _user_claim(user, "is_authenticated"):
-        return None
+        return ANONYMOUS
     identity = _user_claim(user, "identity")
     if not isinstance(identity, str) or not identity:
-        return None
+        return ANONYMOUS
     groups: list[Any] = []
     claimed = _user_claim(user, "groups")
     if claimed is not None:
@@ -119,15 +143,8 @@ def principal_from_user(user: Any) -> Principal | None:
     permissions = _user_claim(user, "permissions")
     if isinstance(permissions, list | tuple):
         groups.extend(p.removeprefix("group:") for p in permissions if isinstance(p, str) and p.startswith("group:"))
-    return Principal(identity, tuple(groups))
-
-
-def access_scope(request: BrainSearchRequest, principal: Principal | None, services: SearchServices) -> AccessScope:
-    """The scope of this request; raises :class:`AuthorizationError` when secured mode has no principal."""
-    return resolve_scope(request.filter.tenant_id, request.filter.secured, principal, services.service_principal)
-
-
-def read_list(state: Mapping[str, Any], key: str, model: type[M]) -> list[M]:
-    """A list of contract models from the state, whether it holds models or their JSON form
-    (as after a checkpoint round trip or from a parent graph)."""
-    return [item if isinstance(item, model) else model.model_validate(item) for item in state.get(key) or []]
+    try:
+        return Principal(identity, tuple(groups))
+    except InvalidRequestError as error:
+        claim = "user.identity" if error.field.endswith("principalId") else "user.groups"
+        raise InvalidRequestError(claim, error.problem) from None

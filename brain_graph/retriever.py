@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
@@ -14,7 +12,7 @@ from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchResult
 from brain_graph.graph import BrainSearchGraph, build_graph
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext, BrainSearchInput
+from brain_graph.state import BrainSearchContext, BrainSearchInput, search_input
 
 
 class BrainSearchRetriever(BaseRetriever):
@@ -52,17 +50,14 @@ class BrainSearchRetriever(BaseRetriever):
 
     def search_input(self, query: str) -> BrainSearchInput:
         """The graph input this retriever sends for ``query``."""
-        request: dict[str, Any] = {
-            "queryText": query,
-            "filter": {
-                "tenantId": self.tenant_id,
-                "projectKey": self.project_key,
-                "profileKindIn": self.profile_kinds,
-                "secured": self.secured,
-            },
-            "options": self.options.to_wire(),
-        }
-        return request  # type: ignore[return-value]  # plain JSON, validated by the embed node
+        return search_input(
+            query,
+            self.tenant_id,
+            project_key=self.project_key,
+            profile_kinds=self.profile_kinds,
+            secured=self.secured,
+            options=self.options.to_wire(),
+        )
 
     def _context(self) -> BrainSearchContext:
         return BrainSearchContext(principal=self.principal, services=self.services)

@@ -111,6 +111,9 @@ class Principal:
         return frozenset({acl_entry("user", self.principal_id), *(acl_entry("group", g) for g in self.groups)})
 
 
+ANONYMOUS = Principal("")
+
+
 @dataclass(frozen=True)
 class AccessScope:
     """The data a search may touch. Every store method takes one and enforces all of it.
@@ -147,14 +150,16 @@ def resolve_scope(tenant_id: str, secured: bool, principal: Principal | None, se
     - ``secured=False``: public items only, whoever asks.
     - ``secured=True`` with a principal: public items plus secured items whose ACL names the principal
       (``user:<id>``) or one of its groups (``group:<name>``).
-    - ``secured=True`` without a principal (or with an anonymous one): :class:`AuthorizationError`,
-      unless the deployment runs in service-principal mode, which sees every item of the tenant.
+    - ``secured=True`` without a principal: :class:`AuthorizationError`, unless the deployment runs in
+      service-principal mode, which sees every item of the tenant.
+    - ``secured=True`` with the anonymous principal (an empty id, an unauthenticated server user):
+      :class:`AuthorizationError`, service-principal mode or not.
     """
     if not secured:
         return AccessScope(tenant_id=tenant_id)
     if principal is not None and not principal.is_anonymous:
         return AccessScope(tenant_id=tenant_id, identities=principal.identities)
-    if service_principal:
+    if principal is None and service_principal:
         return AccessScope(tenant_id=tenant_id, all_secured=True)
     raise AuthorizationError(
         "filter.secured is true but the request has no principal; pass a principal in the runtime "

@@ -1,44 +1,41 @@
-"""The graph's typed state, its input and output schemas, and its runtime context."""
+"""The graph's typed state, its input and output schemas, and its runtime context.
+
+Everything in the state is JSON-native (the TypedDicts of :mod:`brain_graph.wire`), so checkpoints,
+strict msgpack, HTTP streaming and Studio all see the values the steps wrote.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from brain_graph.contracts import (
-    MAX_QUERY_CHARS,
-    BrainGraphEdge,
-    BrainGraphNode,
-    BrainPromptPack,
-    BrainRagPassage,
-    BrainSearchEpisode,
-    BrainSearchFilterInput,
-    BrainSearchHit,
-    BrainSearchOptionsInput,
-)
+from brain_graph.contracts import BrainSearchFilterInput, BrainSearchOptionsInput, QueryText
+from brain_graph.requests import as_principal
 from brain_graph.security import Principal
-from brain_graph.services import SearchServices
+from brain_graph.wire import (
+    GraphEdge,
+    GraphNode,
+    NodeMeta,
+    PromptPack,
+    RagPassage,
+    SearchEpisode,
+    SearchHit,
+    SearchRequest,
+)
 
 
 class BrainSearchInput(TypedDict):
     """What a caller sends: ``{queryText, filter, options}`` (the seed's ``brainSearch`` arguments).
 
-    The field annotations only document the JSON schema (LangGraph Studio's input form); ``embed``
-    validates the values against :class:`brain_graph.contracts.BrainSearchRequest`.
+    The annotations are the JSON schema of LangGraph Studio's input form; ``embed`` validates the
+    values against :class:`brain_graph.contracts.BrainSearchRequest` and writes ``request``.
     """
 
-    queryText: Annotated[
-        str,
-        Field(
-            title="Query text",
-            description="Natural-language query to search for.",
-            min_length=1,
-            max_length=MAX_QUERY_CHARS,
-        ),
-    ]
+    queryText: QueryText
     filter: Annotated[
         BrainSearchFilterInput,
         Field(title="Filter", description="Tenant (required), project, profile kinds and secured mode."),
@@ -52,40 +49,66 @@ class BrainSearchInput(TypedDict):
 
 
 class BrainSearchOutput(TypedDict):
-    """What a caller gets back: the fields of ``BrainSearchResult``."""
+    """What a caller gets back: the fields of :class:`brain_graph.contracts.BrainSearchResult`."""
 
-    hits: list[BrainSearchHit]
-    episodes: list[BrainSearchEpisode]
-    graphNodes: list[BrainGraphNode]
-    graphEdges: list[BrainGraphEdge]
-    passages: list[BrainRagPassage]
-    promptPack: BrainPromptPack
+    hits: list[SearchHit]
+    episodes: list[SearchEpisode]
+    graphNodes: list[GraphNode]
+    graphEdges: list[GraphEdge]
+    passages: list[RagPassage]
+    promptPack: PromptPack
 
 
 class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
-    """Input, output and the intermediate keys, each written by one node.
+    """Input, output and the intermediate keys, each written by one node and never reshaped.
 
-    ``embed`` writes the normalised ``filter`` and ``options`` and ``queryVectors`` (embedder id ->
-    vector); ``retrieve`` writes ``hits``; ``expand`` ``graphNodes``/``graphEdges``; ``score_episodes``
-    ``episodes`` and ``episodeLabels``; ``assemble_passages`` ``passages``; ``build_pack`` ``promptPack``.
+    ``embed`` writes ``request`` (the validated request, defaults applied) and ``queryVectors``
+    (embedder id -> vector); ``retrieve`` writes ``hits`` and ``nodeRecords`` (metadata of the nodes
+    read so far, by id); ``expand`` ``graphNodes``, ``graphEdges`` and more ``nodeRecords``;
+    ``score_episodes`` ``episodes`` and ``episodeLabels``; ``assemble_passages`` ``passages``;
+    ``build_pack`` ``promptPack``.
     """
 
+    request: SearchRequest
     queryVectors: dict[str, list[float]]
+    nodeRecords: dict[str, NodeMeta]
     episodeLabels: dict[str, str]
+
+
+def search_input(
+    query_text: str,
+    tenant_id: str,
+    *,
+    project_key: str | None = None,
+    profile_kinds: list[str] | None = None,
+    secured: bool = True,
+    options: Mapping[str, Any] | None = None,
+) -> BrainSearchInput:
+    """The graph input for a search, in the contract's camelCase (validated by ``embed``)."""
+    return BrainSearchInput(
+        queryText=query_text,
+        filter={  # type: ignore[typeddict-item]  # the JSON form of BrainSearchFilterInput
+            "tenantId": tenant_id,
+            "projectKey": project_key,
+            "profileKindIn": profile_kinds,
+            "secured": secured,
+        },
+        options=dict(options or {}),  # type: ignore[typeddict-item]
+    )
 
 
 @dataclass(frozen=True)
 class BrainSearchContext:
     """Run-scoped dependencies (LangGraph runtime context).
 
-    ``principal`` is the authenticated caller, required for secured searches. ``services`` overrides
-    the stores and profiles the graph was built with. When brain-graph runs as a subgraph, the parent's
-    context is used if it has these attributes.
+    ``principal`` is the authenticated caller, required for secured searches: a
+    :class:`~brain_graph.security.Principal` or its JSON form ``{principalId, groups}``, validated
+    once here. ``services`` overrides the stores and profiles the graph was built with. When
+    brain-graph runs as a subgraph, the parent's context is used if it has these attributes.
     """
 
     principal: Principal | None = None
     services: Any = None  # SearchServices; typed loosely so the context has a JSON schema for Studio
 
-    def search_services(self) -> SearchServices | None:
-        """The services override, if any."""
-        return self.services if isinstance(self.services, SearchServices) else None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "principal", as_principal(self.principal))

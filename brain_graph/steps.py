@@ -15,12 +15,12 @@ from typing import Any
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from brain_graph.contracts import BrainPromptPack
-from brain_graph.errors import AuthorizationError
+from brain_graph.errors import AuthorizationError, one_line_message
 from brain_graph.requests import as_principal, principal_from_user
-from brain_graph.security import Principal
+from brain_graph.security import AccessScope, Principal, resolve_scope
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchState
+from brain_graph.wire import SearchRequest
 
 logger = logging.getLogger("brain_graph.pipeline")
 
@@ -30,13 +30,20 @@ RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "episodes", "passages")
 
 @dataclass(frozen=True)
 class StepDeps:
-    """What a step needs besides the state."""
+    """What a step needs besides the state: the services and the caller, from the run's context."""
 
     services: SearchServices
     principal: Principal | None
 
+    def scope(self, request: SearchRequest) -> AccessScope:
+        """The data this validated request may touch (the same for every step of the run)."""
+        search_filter = request["filter"]
+        return resolve_scope(
+            search_filter["tenantId"], search_filter["secured"], self.principal, self.services.service_principal
+        )
 
-Step = Callable[[BrainSearchState, StepDeps], dict[str, Any]]
+
+Step = Callable[[BrainSearchState, StepDeps], Mapping[str, Any]]
 ServicesProvider = Callable[[], SearchServices]
 
 
@@ -48,7 +55,8 @@ def _context_value(context: Any, name: str) -> Any:
 
 
 def resolve_deps(context: Any, default_services: ServicesProvider, server_user: Any = None) -> StepDeps:
-    """Services and principal from the run context (ours or a parent graph's), else the defaults.
+    """Services and principal from the run context (ours, already validated, or a parent graph's),
+    else the defaults.
 
     ``server_user`` is the user a LangGraph server put on the run (``Runtime.server_info.user``: with
     custom auth, or LangSmith's own; none on a local ``langgraph dev`` without auth). When present it
@@ -58,11 +66,10 @@ def resolve_deps(context: Any, default_services: ServicesProvider, server_user: 
     services = _context_value(context, "services")
     if not isinstance(services, SearchServices):
         services = default_services()
-    raw_principal = _context_value(context, "principal")
-    principal = as_principal(raw_principal)
+    principal = as_principal(_context_value(context, "principal"))
     if server_user is not None:
         authenticated = principal_from_user(server_user)
-        if principal is not None and (authenticated is None or principal.principal_id != authenticated.principal_id):
+        if principal is not None and principal.principal_id != authenticated.principal_id:
             raise AuthorizationError(
                 "context.principal does not match the authenticated user; on a server with authentication "
                 "the principal comes from the credentials, omit context.principal"
@@ -87,24 +94,27 @@ def _ensure_debug_output() -> None:
         logger.addHandler(handler)
 
 
-def _field(value: Any, name: str, alias: str) -> Any:
-    """A request field from the raw state (a mapping before ``embed`` validates it, a model after)."""
-    if isinstance(value, Mapping):
-        return value.get(alias, value.get(name))
-    return getattr(value, name, None)
+def _loggable(value: Any) -> str:
+    """A logged field: one line, at most 200 characters, ``-`` when empty (data cannot forge a log line)."""
+    return one_line_message(str(value), 200) if value not in (None, "") else "-"
 
 
 def _describe_input(state: Mapping[str, Any], deps: StepDeps) -> str:
-    """``query=... tenant=... project=... secured=... principal=...`` plus counts of the results so far."""
-    query = state.get("queryText")
+    """``query=... tenant=... project=... secured=... principal=...`` plus counts of the results so far
+    (from the validated request once ``embed`` wrote it, from the raw input before)."""
+    request = state.get("request")
+    raw = request if isinstance(request, Mapping) else state
+    query = raw.get("queryText")
     text = query[:MAX_LOGGED_QUERY_CHARS] if isinstance(query, str) else query
-    raw_filter = state.get("filter")
+    search_filter = raw.get("filter")
+    search_filter = search_filter if isinstance(search_filter, Mapping) else {}
+    principal = deps.principal.principal_id if deps.principal is not None else "-"
     parts = [
-        f"query={json.dumps(text, ensure_ascii=False)}",
-        f"tenant={_field(raw_filter, 'tenant_id', 'tenantId') or '-'}",
-        f"project={_field(raw_filter, 'project_key', 'projectKey') or '-'}",
-        f"secured={json.dumps(_field(raw_filter, 'secured', 'secured'))}",
-        f"principal={deps.principal.principal_id if deps.principal is not None else '-'}",
+        f"query={one_line_message(json.dumps(text, ensure_ascii=False), MAX_LOGGED_QUERY_CHARS + 50)}",
+        f"tenant={_loggable(search_filter.get('tenantId'))}",
+        f"project={_loggable(search_filter.get('projectKey'))}",
+        f"secured={_loggable(json.dumps(search_filter.get('secured', True)))}",
+        f"principal={_loggable(principal)}",
     ]
     parts += [f"{key}={len(state[key])}" for key in RESULT_KEYS if isinstance(state.get(key), list)]
     return " ".join(parts)
@@ -114,15 +124,17 @@ def _counts(update: Mapping[str, Any]) -> dict[str, int]:
     """Sizes of what a step wrote: lengths of lists and maps, citations and characters of the pack."""
     counts: dict[str, int] = {}
     for key, value in update.items():
-        if isinstance(value, list | dict):
+        if key == "request":
+            continue
+        if key == "promptPack":
+            counts["citations"] = len(value["citations"])
+            counts["contextChars"] = len(value["contextMarkdown"])
+        elif isinstance(value, list | dict):
             counts[key] = len(value)
-        elif isinstance(value, BrainPromptPack):
-            counts["citations"] = len(value.citations)
-            counts["contextChars"] = len(value.context_markdown)
     return counts
 
 
-def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Callable[..., dict[str, Any]]:
+def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Callable[..., Mapping[str, Any]]:
     """A LangGraph node running ``step`` with dependencies from the runtime context.
 
     Each node emits a ``custom`` stream event ``{"step", "ms", "counts"}``. With ``DEBUG_PIPELINE=1``
@@ -132,7 +144,7 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
     INFO or above.
     """
 
-    def node(state: BrainSearchState, runtime: Runtime[BrainSearchContext]) -> dict[str, Any]:
+    def node(state: BrainSearchState, runtime: Runtime[BrainSearchContext]) -> Mapping[str, Any]:
         server_user = runtime.server_info.user if runtime.server_info is not None else None
         deps = resolve_deps(runtime.context, default_services, server_user)
         debug = _debug_enabled()
@@ -145,7 +157,8 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
         except Exception as error:
             if debug:
                 elapsed = (time.perf_counter() - started) * 1000
-                logger.debug("PIPELINE %s.error | ms=%.3f error=%s: %s", name, elapsed, type(error).__name__, error)
+                message = one_line_message(str(error), 500)
+                logger.debug("PIPELINE %s.error | ms=%.3f error=%s: %s", name, elapsed, type(error).__name__, message)
             raise
         elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
         counts = _counts(update)

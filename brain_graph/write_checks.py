@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from brain_graph.contracts import MAX_PROJECT_CHARS, MAX_TENANT_CHARS, identifier_problem
-from brain_graph.edges import check_edge_type
 from brain_graph.errors import ConfigurationError, DatasetError
 from brain_graph.security import parse_acl_entry, text_problem
 from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
+from brain_graph.vocabulary import check_edge_type
 
 MAX_NODE_ID_CHARS = 512
 MAX_NODE_TYPE_CHARS = 128

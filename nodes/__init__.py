@@ -1,17 +1,22 @@
 """The six pipeline steps of brainSearch, one module each (installed as ``brain_graph.nodes``).
 
-Each step is ``step(state, deps) -> update``: it reads the typed state, writes only its own keys,
-and reaches the stores through ``deps`` (resolved from the LangGraph runtime context).
+Each step is ``step(state, deps) -> update``: it reads the typed state as the earlier steps wrote it,
+returns only its own keys (a TypedDict of JSON values), and reaches the stores through ``deps``
+(resolved from the LangGraph runtime context).
 """
 
-from brain_graph.nodes.assemble_passages import assemble_passages
-from brain_graph.nodes.build_pack import build_pack
-from brain_graph.nodes.embed import embed
-from brain_graph.nodes.expand import expand
-from brain_graph.nodes.retrieve import retrieve
-from brain_graph.nodes.score_episodes import score_episodes
+from __future__ import annotations
 
-PIPELINE = (
+from brain_graph.steps import Step
+
+from .assemble_passages import assemble_passages
+from .build_pack import build_pack
+from .embed import embed
+from .expand import expand
+from .retrieve import retrieve
+from .score_episodes import score_episodes
+
+PIPELINE: tuple[tuple[str, Step], ...] = (
     ("embed", embed),
     ("retrieve", retrieve),
     ("expand", expand),

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-from brain_graph.contracts import BrainRagPassage, BrainSearchHit, SourceKind
-from brain_graph.profiles import CODE_FILE, DOC, WORK_ITEM
-from brain_graph.requests import access_scope, read_list, read_request
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.stores.base import NodeRecord
 from brain_graph.text import clip, excerpt, fence_for, fence_overhead, normalize_code, one_line
+from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
+from brain_graph.wire import NodeMeta, RagPassage, SourceKind
 
 SOURCE_KINDS: dict[str, SourceKind] = {WORK_ITEM: "work", DOC: "doc", CODE_FILE: "code"}
 SEPARATOR = "\n\n"
@@ -115,32 +115,49 @@ def fit_passage(node: NodeRecord, limits: SearchLimits, remaining: int) -> str |
     return passage_text(node, limits, room)
 
 
-def assemble_passages(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
+class PassagesUpdate(TypedDict):
+    passages: list[RagPassage]
+
+
+def passage_record(node_id: str, tenant_id: str, meta: NodeMeta, text: Mapping[str, str]) -> NodeRecord:
+    """A node as passages read it: the metadata read earlier in the run plus its text fields."""
+    return NodeRecord(
+        tenant_id=tenant_id,
+        node_id=node_id,
+        node_type=meta["nodeType"],
+        project_key=meta["projectKey"],
+        title=meta["title"],
+        url=meta["url"],
+        text=text,
+        properties=meta["properties"],
+    )
+
+
+def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate:
     """Write ``passages``: one per cited hit (the first ``min(max_passages, max_citations)``) in
-    rank order, texts fetched in one call. Each passage is at most ``max_passage_chars`` (2,000 by
-    default) and all of them, fences of the pack included, at most the passage budget (30,000 by
-    default): the last passage that does not fit is cut, and passages after it are left out."""
-    services = deps.services
-    request = read_request(state, services)
-    scope = access_scope(request, deps.principal, services)
-    limits = services.limits
-    hits = read_list(state, "hits", BrainSearchHit)[: min(limits.max_passages, limits.max_citations)]
+    rank order, texts fetched in one call (metadata comes from ``nodeRecords``). Each passage is at
+    most ``max_passage_chars`` (2,000 by default) and all of them, fences of the pack included, at most
+    the passage budget (30,000 by default): the last passage that does not fit is cut, and passages
+    after it are left out."""
+    limits = deps.services.limits
+    hits = state["hits"][: min(limits.max_passages, limits.max_citations)]
     if not hits:
         return {"passages": []}
-    texts = services.backend.passage_source.get_texts([hit.node_id for hit in hits], scope=scope)
-    passages: list[BrainRagPassage] = []
+    scope = deps.scope(state["request"])
+    records = state["nodeRecords"]
+    texts = deps.services.backend.passage_source.get_texts([hit["nodeId"] for hit in hits], scope=scope)
+    passages: list[RagPassage] = []
     remaining = limits.passage_budget_chars
     for hit in hits:
-        node = texts.get(hit.node_id)
-        if node is None:
+        node_id = hit["nodeId"]
+        if node_id not in texts or node_id not in records:
             continue
+        node = passage_record(node_id, scope.tenant_id, records[node_id], texts[node_id])
         text = fit_passage(node, limits, remaining)
         if text is None:
             break
         passages.append(
-            BrainRagPassage(
-                source_node_id=node.node_id, source_kind=source_kind(node.node_type), text=text, url=node.url
-            )
+            RagPassage(sourceNodeId=node_id, sourceKind=source_kind(node.node_type), text=text, url=node.url)
         )
         remaining -= len(text) + fence_overhead(text)
     return {"passages": passages}

@@ -20,23 +20,14 @@ whatever the data (138,802 characters at the default limits; typical packs are f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from brain_graph.contracts import (
-    MAX_MAX_EPISODES,
-    MAX_QUERY_CHARS,
-    BrainCitation,
-    BrainPromptPack,
-    BrainRagPassage,
-    BrainSearchEpisode,
-    BrainSearchHit,
-    BrainSearchRequest,
-)
-from brain_graph.requests import read_list, read_request
+from brain_graph.contracts import MAX_MAX_EPISODES, MAX_QUERY_CHARS
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.text import clean_block, clip, code_span, excerpt, fence_overhead, fenced, inline, one_line, safe_url
+from brain_graph.wire import Citation, PromptPack, RagPassage, SearchEpisode, SearchHit, SearchRequest
 
 SCORE_FORMAT = "{:.4f}"
 SCORE_CAP = 999_999.0  # scores print in at most len("-999999.0000") characters
@@ -82,11 +73,11 @@ def _link(url: str | None, limits: SearchLimits) -> str:
     return LINK.format(url=safe) if safe else ""
 
 
-def distinct_hits(hits: list[BrainSearchHit]) -> list[BrainSearchHit]:
+def distinct_hits(hits: list[SearchHit]) -> list[SearchHit]:
     """The hits in rank order, each node once (its first, best-ranked hit)."""
-    first: dict[str, BrainSearchHit] = {}
+    first: dict[str, SearchHit] = {}
     for hit in hits:
-        first.setdefault(hit.node_id, hit)
+        first.setdefault(hit["nodeId"], hit)
     return list(first.values())
 
 
@@ -95,48 +86,46 @@ def citation_title(title: str | None, limits: SearchLimits) -> str | None:
     return None if title is None else clip(one_line(title), limits.max_title_chars)
 
 
-def header_lines(request: BrainSearchRequest, limits: SearchLimits) -> list[str]:
+def header_lines(request: SearchRequest, limits: SearchLimits) -> list[str]:
     """Title, query and scope."""
-    project = request.filter.project_key
+    project = request["filter"]["projectKey"]
     scope = SCOPE_ALL if project is None else SCOPE_PROJECT.format(project=code_span(project, limits.max_id_chars))
     return [
         TITLE,
         "",
-        QUERY_LINE.format(query=inline(request.query_text, QUERY_CHARS)),
-        SCOPE_LINE.format(tenant=code_span(request.filter.tenant_id, limits.max_id_chars), scope=scope),
+        QUERY_LINE.format(query=inline(request["queryText"], QUERY_CHARS)),
+        SCOPE_LINE.format(tenant=code_span(request["filter"]["tenantId"], limits.max_id_chars), scope=scope),
     ]
 
 
-def episode_line(
-    index: int, episode: BrainSearchEpisode, label: str, numbers: dict[str, int], limits: SearchLimits
-) -> str:
+def episode_line(index: int, episode: SearchEpisode, label: str, numbers: dict[str, int], limits: SearchLimits) -> str:
     """One episode: label, kind, project, score, and the ``[n]`` of its cited member hits."""
-    members = list(dict.fromkeys(episode.member_node_ids))
+    members = list(dict.fromkeys(episode["memberNodeIds"]))
     cited = [numbers[member] for member in members if member in numbers]
     uncited = len(members) - len(cited)
     return EPISODE_LINE.format(
         index=index,
         label=inline(label, limits.max_title_chars),
-        kind=inline(episode.cluster_kind, limits.max_kind_chars),
-        project=inline(episode.project_key, limits.max_id_chars),
-        score=_score(episode.score),
+        kind=inline(episode["clusterKind"], limits.max_kind_chars),
+        project=inline(episode["projectKey"], limits.max_id_chars),
+        score=_score(episode["score"]),
         matched=_count(len(members)),
-        size=_count(episode.size),
+        size=_count(episode["size"]),
         refs="".join(f"[{number}]" for number in cited),
         uncited=UNCITED.format(count=_count(uncited)) if uncited else "",
     )
 
 
-def hit_line(number: int, hit: BrainSearchHit, limits: SearchLimits) -> str:
+def hit_line(number: int, hit: SearchHit, limits: SearchLimits) -> str:
     """One cited hit: title (or id), id, node type, profile kind, score, url."""
     return HIT_LINE.format(
         number=number,
-        title=inline(hit.title or hit.node_id, limits.max_title_chars),
-        node_id=code_span(hit.node_id, limits.max_id_chars),
-        node_type=inline(hit.node_type, limits.max_kind_chars),
-        profile_kind=inline(hit.profile_kind, limits.max_kind_chars),
-        score=_score(hit.score),
-        link=_link(hit.url, limits),
+        title=inline(hit["title"] or hit["nodeId"], limits.max_title_chars),
+        node_id=code_span(hit["nodeId"], limits.max_id_chars),
+        node_type=inline(hit["nodeType"], limits.max_kind_chars),
+        profile_kind=inline(hit["profileKind"], limits.max_kind_chars),
+        score=_score(hit["score"]),
+        link=_link(hit["url"], limits),
     )
 
 
@@ -155,25 +144,25 @@ def passage_body(text: str, remaining: int, limits: SearchLimits) -> str | None:
     return excerpt(body, room, code=True)
 
 
-def passage_lines(passages: list[BrainRagPassage], numbers: dict[str, int], limits: SearchLimits) -> list[str]:
+def passage_lines(passages: list[RagPassage], numbers: dict[str, int], limits: SearchLimits) -> list[str]:
     """The passages of cited hits in order (at most ``min(max_passages, max_citations)``), each a
     heading and a fenced block, the blocks within the passage budget."""
     lines: list[str] = []
     remaining = limits.passage_budget_chars
     count, most = 0, min(limits.max_passages, limits.max_citations)
     for passage in passages:
-        number = numbers.get(passage.source_node_id)
+        number = numbers.get(passage["sourceNodeId"])
         if number is None:
             continue
-        body = passage_body(passage.text, remaining, limits) if count < most else None
+        body = passage_body(passage["text"], remaining, limits) if count < most else None
         if body is None:
             break
         block = fenced(body)
         heading = PASSAGE_HEADING.format(
             number=number,
-            node_id=code_span(passage.source_node_id, limits.max_id_chars),
-            kind=inline(passage.source_kind, limits.max_kind_chars),
-            link=_link(passage.url, limits),
+            node_id=code_span(passage["sourceNodeId"], limits.max_id_chars),
+            kind=inline(passage["sourceKind"], limits.max_kind_chars),
+            link=_link(passage["url"], limits),
         )
         lines += [heading, "", block, ""]
         remaining -= len(block)
@@ -182,22 +171,22 @@ def passage_lines(passages: list[BrainRagPassage], numbers: dict[str, int], limi
 
 
 def render_markdown(
-    request: BrainSearchRequest,
-    hits: list[BrainSearchHit],
-    episodes: list[BrainSearchEpisode],
+    request: SearchRequest,
+    hits: list[SearchHit],
+    episodes: list[SearchEpisode],
     episode_labels: dict[str, str],
-    passages: list[BrainRagPassage],
+    passages: list[RagPassage],
     limits: SearchLimits,
 ) -> str:
     """The context markdown: query, episodes, cited hits and their passages, each cited by ``[n]``
     (see the module doc for the neutralisation rule and the length bound)."""
     ranked = distinct_hits(hits)
     cited = ranked[: limits.max_citations]
-    numbers = {hit.node_id: number for number, hit in enumerate(cited, 1)}
+    numbers = {hit["nodeId"]: number for number, hit in enumerate(cited, 1)}
     lines = [*header_lines(request, limits), "", EPISODES, ""]
-    shown = episodes[: min(request.options.max_episodes, MAX_MAX_EPISODES)]
+    shown = episodes[: min(request["options"]["maxEpisodes"], MAX_MAX_EPISODES)]
     for index, episode in enumerate(shown, 1):
-        label = episode_labels.get(episode.cluster_node_id, episode.cluster_node_id)
+        label = episode_labels.get(episode["clusterNodeId"], episode["clusterNodeId"])
         lines.append(episode_line(index, episode, label, numbers, limits))
     if not shown:
         lines.append(NO_EPISODES)
@@ -274,25 +263,26 @@ def context_markdown_bound(limits: SearchLimits) -> int:
     )
 
 
-def build_pack(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
+class PackUpdate(TypedDict):
+    promptPack: PromptPack
+
+
+def build_pack(state: BrainSearchState, deps: StepDeps) -> PackUpdate:
     """Write ``promptPack``: citations are the distinct hits in rank order (at most
     ``max_citations``), numbered from 1, with one-line titles of at most ``max_title_chars``; built
     from rows already fetched, with no further store calls."""
-    request = read_request(state, deps.services)
     limits = deps.services.limits
-    hits = read_list(state, "hits", BrainSearchHit)
+    hits = state["hits"]
     citations = [
-        BrainCitation(
-            source_node_id=hit.node_id, url=hit.url, title=citation_title(hit.title, limits), node_type=hit.node_type
+        Citation(
+            sourceNodeId=hit["nodeId"],
+            url=hit["url"],
+            title=citation_title(hit["title"], limits),
+            nodeType=hit["nodeType"],
         )
         for hit in distinct_hits(hits)[: limits.max_citations]
     ]
     markdown = render_markdown(
-        request,
-        hits,
-        read_list(state, "episodes", BrainSearchEpisode),
-        dict(state.get("episodeLabels") or {}),
-        read_list(state, "passages", BrainRagPassage),
-        limits,
+        state["request"], hits, state["episodes"], state["episodeLabels"], state["passages"], limits
     )
-    return {"promptPack": BrainPromptPack(context_markdown=markdown, citations=citations)}
+    return {"promptPack": PromptPack(contextMarkdown=markdown, citations=citations)}

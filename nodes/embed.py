@@ -1,34 +1,41 @@
-"""Step 1: validate the request and embed the query once per distinct embedder of the profiles searched."""
+"""Step 1: validate the request once, and embed the query once per distinct embedder of the profiles searched."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from brain_graph.dataset import embedder_name
 from brain_graph.errors import BackendUnavailableError, BrainGraphError
-from brain_graph.requests import access_scope, read_request
+from brain_graph.requests import read_request
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
+from brain_graph.wire import SearchRequest
 
 
-def embed(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
-    """Write the normalised ``filter`` and ``options`` and ``queryVectors`` (embedder id -> vector).
+class EmbedUpdate(TypedDict):
+    request: SearchRequest
+    queryVectors: dict[str, list[float]]
+
+
+def embed(state: BrainSearchState, deps: StepDeps) -> EmbedUpdate:
+    """Write ``request`` (the validated, normalised request every later step reads) and
+    ``queryVectors`` (embedder id -> vector).
 
     Fails before any work on bad input or on a secured search without a principal.
     """
     request = read_request(state, deps.services)
-    access_scope(request, deps.principal, deps.services)
+    deps.scope(request)  # fails closed before any embedding or store call
     registry = deps.services.profiles
-    profiles = registry.select(request.filter.profile_kind_in)
     vectors: dict[str, list[float]] = {}
-    for profile in profiles:
+    for profile_id in request["profileIds"]:
+        profile = registry.get(profile_id)
         if profile.embedder_id in vectors:
             continue
         try:
-            vector = registry.embedders[profile.embedder_id].embed_query(request.query_text)
+            vector = registry.embedders[profile.embedder_id].embed_query(request["queryText"])
         except BrainGraphError:
             raise
         except Exception as error:  # a remote embedder failing
-            raise BackendUnavailableError(f"embedder {embedder_name(registry, profile)}", str(error)) from error
+            name = registry.embedder_name(profile)
+            raise BackendUnavailableError(f"embedder {name}", str(error)) from error
         vectors[profile.embedder_id] = [float(value) for value in vector]
-    return {"filter": request.filter, "options": request.options, "queryVectors": vectors}
+    return {"request": request, "queryVectors": vectors}

@@ -1,15 +1,19 @@
-"""Step 2: vector retrieval across the selected profiles, in one vector-index call."""
+"""Step 2: vector retrieval across the selected profiles, in one vector-index call, and one batched
+read of the hit nodes' metadata."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from brain_graph.contracts import BrainSearchHit
-from brain_graph.dataset import embedder_name
-from brain_graph.requests import access_scope, read_request
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
-from brain_graph.stores.base import VectorHit, VectorQuery
+from brain_graph.stores.base import NodeRecord, VectorHit, VectorQuery
+from brain_graph.wire import NodeMeta, SearchHit
+
+
+class RetrieveUpdate(TypedDict):
+    hits: list[SearchHit]
+    nodeRecords: dict[str, NodeMeta]
 
 
 def merge_hits(raw: list[VectorHit], top_k: int) -> list[VectorHit]:
@@ -23,38 +27,45 @@ def merge_hits(raw: list[VectorHit], top_k: int) -> list[VectorHit]:
     return sorted(best.values(), key=lambda hit: (-hit.score, hit.node_id))[:top_k]
 
 
-def retrieve(state: BrainSearchState, deps: StepDeps) -> dict[str, Any]:
-    """Write ``hits``: nodes of the tenant (and project) most similar to the query, hydrated with
-    type, title and url in one batched node fetch. A vector whose node is gone or not visible is dropped."""
-    services = deps.services
-    request = read_request(state, services)
-    scope = access_scope(request, deps.principal, services)
-    registry = services.profiles
-    profiles = registry.select(request.filter.profile_kind_in)
-    vectors = state.get("queryVectors") or {}
-    queries = [
-        VectorQuery(p.profile_id, vectors[p.embedder_id], embedder_name(registry, p))
-        for p in profiles
-        if p.embedder_id in vectors
-    ]
-    top_k = request.options.top_k
-    raw = services.backend.vector_index.query(queries, scope=scope, project_key=request.filter.project_key, top_k=top_k)
+def node_meta(node: NodeRecord) -> NodeMeta:
+    """What later steps need of a node (never its text or ACL)."""
+    return NodeMeta(
+        nodeType=node.node_type,
+        projectKey=node.project_key,
+        title=node.title,
+        url=node.url,
+        properties=dict(node.properties),
+    )
+
+
+def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
+    """Write ``hits``: nodes of the tenant (and project) most similar to the query, with type, title and
+    url; and ``nodeRecords`` for them. A vector whose node is gone or not visible is dropped."""
+    request = state["request"]
+    scope = deps.scope(request)
+    registry = deps.services.profiles
+    vectors = state["queryVectors"]
+    profiles = [registry.get(profile_id) for profile_id in request["profileIds"]]
+    queries = [VectorQuery(p.profile_id, vectors[p.embedder_id], registry.embedder_name(p)) for p in profiles]
+    top_k = request["options"]["topK"]
+    backend = deps.services.backend
+    raw = backend.vector_index.query(queries, scope=scope, project_key=request["filter"]["projectKey"], top_k=top_k)
     ranked = merge_hits(raw, top_k)
-    nodes = {
-        node.node_id: node
-        for node in services.backend.graph_store.get_nodes([hit.node_id for hit in ranked], scope=scope)
+    records = {
+        node.node_id: node_meta(node)
+        for node in backend.graph_store.get_nodes([h.node_id for h in ranked], scope=scope)
     }
     hits = [
-        BrainSearchHit(
-            node_id=hit.node_id,
-            node_type=nodes[hit.node_id].node_type,
-            profile_id=hit.profile_id,
-            profile_kind=registry.get(hit.profile_id).profile_kind,
+        SearchHit(
+            nodeId=hit.node_id,
+            nodeType=records[hit.node_id]["nodeType"],
+            profileId=hit.profile_id,
+            profileKind=registry.get(hit.profile_id).profile_kind,
             score=hit.score,
-            title=nodes[hit.node_id].title,
-            url=nodes[hit.node_id].url,
+            title=records[hit.node_id]["title"],
+            url=records[hit.node_id]["url"],
         )
         for hit in ranked
-        if hit.node_id in nodes
+        if hit.node_id in records
     ]
-    return {"hits": hits}
+    return {"hits": hits, "nodeRecords": {hit["nodeId"]: records[hit["nodeId"]] for hit in hits}}

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 from brain_graph.dataset import Dataset, example_dataset_path
-from brain_graph.example_data import generate_example_graph
+from examples import generate_example_graph
 
 
 def test_the_committed_file_is_what_the_generator_writes() -> None:
     assert example_dataset_path().read_text(encoding="utf-8") == generate_example_graph.render()
+    assert generate_example_graph.OUT.resolve() == example_dataset_path().resolve()
 
 
 def test_the_example_has_what_the_tests_rely_on(example_dataset: Dataset) -> None:

@@ -39,7 +39,6 @@ import os, sys
 from brain_graph.dataset import Dataset, embed_nodes, index_info
 from brain_graph.profiles import default_profiles
 from brain_graph.stores.base import VectorRecord
-from brain_graph.stores.base import VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import SMALL_GRAPH
 

@@ -52,9 +52,9 @@ from brain_graph.contracts import BrainSearchResult
 from brain_graph.dataset import Dataset, embedding_text, load_dataset
 from brain_graph.graph import BrainSearchGraph, build_graph
 from brain_graph.profiles import EmbeddingProfile, default_profiles
+from brain_graph.scoring import SCORE_DECIMALS
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
-from brain_graph.stores.base import SCORE_DECIMALS
 from brain_graph.stores.embedded import EmbeddedStore
 
 BUDGETS = (5, 10, 20)

@@ -1,46 +1,20 @@
 """Store protocols every backend implements, and the records they exchange.
 
 Every read takes many ids at once and an :class:`~brain_graph.security.AccessScope`; a search calls
-each method at most once per pipeline step (once per hop for expansion), never once per hit.
-Backends must return exactly what is visible in the scope (tenant and ACL), in the documented order.
+each method at most once per pipeline step (once per hop for expansion), never once per hit, and
+reads each record once: node metadata (:meth:`GraphStore.get_nodes`), passage texts
+(:meth:`PassageSource.get_texts`) and cluster records (:meth:`GraphStore.cluster_memberships`, which
+skips the clusters the caller already read) are separate reads. Backends must return exactly what is
+visible in the scope (tenant and ACL, :mod:`brain_graph.stores.access`), in the documented order.
 """
 
 from __future__ import annotations
 
-import math
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from brain_graph.errors import ConfigurationError
 from brain_graph.security import AccessScope
-
-SCORE_DECIMALS = 6
-
-
-def similarity_from_cosine(cosine: float) -> float:
-    """Map cosine similarity in [-1, 1] to a score in [0, 1] (Weaviate's "certainty"), rounded so every
-    backend yields the same value for the same vectors."""
-    return round(min(1.0, max(0.0, (1.0 + cosine) / 2.0)), SCORE_DECIMALS)
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine similarity in float64. Every backend scores with this function over the stored float32
-    vectors, so the same data gives bit-identical scores everywhere."""
-    dot = norm_a = norm_b = 0.0
-    for x, y in zip(a, b, strict=True):
-        dot += x * y
-        norm_a += x * x
-        norm_b += y * y
-    if norm_a == 0.0 or norm_b == 0.0:
-        return 0.0
-    return dot / math.sqrt(norm_a * norm_b)
-
-
-def to_float32(vector: Sequence[float]) -> list[float]:
-    """The vector as stored by every backend: float32 values."""
-    return list(array("f", vector))
 
 
 @dataclass(frozen=True)
@@ -60,48 +34,6 @@ class ProfileIndexInfo:
     profile_id: str
     embedder_name: str
     dimension: int
-
-
-class EmbeddingMismatchError(ConfigurationError):
-    """A query vector does not match the embedder or dimension a profile was indexed with."""
-
-    code = "EMBEDDING_MISMATCH"
-
-
-def check_query_matches(query: VectorQuery, indexed: ProfileIndexInfo | None) -> None:
-    """Raise :class:`EmbeddingMismatchError` unless ``query`` fits the indexed profile (or none is indexed)."""
-    if indexed is None:
-        return
-    if len(query.vector) != indexed.dimension:
-        raise EmbeddingMismatchError(
-            f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
-            f"the index holds dimension {indexed.dimension} ({indexed.embedder_name})"
-        )
-    if query.embedder_name != indexed.embedder_name:
-        raise EmbeddingMismatchError(
-            f"profile {query.profile_id}: query embedded by {query.embedder_name!r}, "
-            f"the index was built by {indexed.embedder_name!r}; re-index or configure the same embedder"
-        )
-
-
-def profile_conflict(
-    recorded: ProfileIndexInfo, loading: ProfileIndexInfo, holders: Sequence[str]
-) -> ConfigurationError:
-    """The error of a load that would change a profile's embedder identity while ``holders`` (tenants
-    this load does not replace) still hold vectors of the recorded one.
-
-    The rule, the same on every backend: a profile's embedder identity (embedder name + dimension)
-    belongs to the index and is shared by all its tenants. A load with another identity is refused
-    unless every tenant holding vectors of the profile is replaced by that load; then the new identity
-    is recorded (re-indexing the profile)."""
-    shown = ", ".join(repr(tenant[:80]) for tenant in holders[:5])
-    more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
-    return ConfigurationError(
-        f"profile {loading.profile_id}: the index records embedder {recorded.embedder_name!r} "
-        f"(dimension {recorded.dimension}), this load has {loading.embedder_name!r} (dimension "
-        f"{loading.dimension}); tenant(s) {shown}{more} still hold vectors of the recorded embedder: "
-        "replace them in the same load, or drop them, to re-index the profile"
-    )
 
 
 @dataclass(frozen=True)
@@ -128,7 +60,8 @@ class VectorRecord:
 
 @dataclass(frozen=True)
 class NodeRecord:
-    """A graph node as stored. ``text`` holds passage fields (summary, description, body)."""
+    """A graph node. ``text`` holds passage fields (summary, description, body) when written; reads
+    of metadata (:meth:`GraphStore.get_nodes`) leave it empty."""
 
     tenant_id: str
     node_id: str
@@ -166,11 +99,23 @@ class Adjacency:
 
 @dataclass(frozen=True)
 class ClusterMembership:
-    """A cluster a node belongs to (via IN_CLUSTER) and the cluster's visible member count."""
+    """A cluster a node belongs to (an ``IN_CLUSTER`` edge to a ``kg.cluster`` node, see
+    :mod:`brain_graph.vocabulary`) and the cluster's visible member count. ``cluster`` is the
+    cluster's metadata record, or None when the caller named the cluster as already known."""
 
     member_id: str
-    cluster: NodeRecord
+    cluster_id: str
     cluster_size: int
+    cluster: NodeRecord | None
+
+
+@dataclass(frozen=True)
+class TenantCounts:
+    """What a tenant holds (searches' view: the current data only)."""
+
+    nodes: int
+    edges: int
+    vectors: Mapping[str, int]  # per profile id, profiles with at least one vector
 
 
 def edge_sort_key(edge: EdgeRecord) -> tuple[str, str, str]:
@@ -191,8 +136,9 @@ class VectorIndex(Protocol):
         top_k: int,
     ) -> list[VectorHit]:
         """The best ``top_k`` hits of each query vector visible in ``scope`` (and in ``project_key`` if
-        set), scored with :func:`similarity_from_cosine` of :func:`cosine` over the stored vector, ordered
-        by score descending then node id. Raises :class:`EmbeddingMismatchError` when a query's embedder
+        set), scored with :func:`~brain_graph.scoring.similarity_from_cosine` of
+        :func:`~brain_graph.scoring.cosine` over the stored vector, ordered by score descending then node
+        id. Raises :class:`~brain_graph.stores.identity.EmbeddingMismatchError` when a query's embedder
         or dimension is not the one the profile was indexed with. One round trip for all queries."""
         ...
 
@@ -202,7 +148,9 @@ class GraphStore(Protocol):
     """Batched reads of the knowledge graph."""
 
     def get_nodes(self, node_ids: Sequence[str], *, scope: AccessScope) -> list[NodeRecord]:
-        """The visible nodes among ``node_ids``, in any order; invisible or missing ids are left out."""
+        """The metadata of the visible nodes among ``node_ids`` (type, project, title, url, secured,
+        acl, properties; ``text`` is left empty and not read), in any order; invisible or missing ids
+        are left out."""
         ...
 
     def neighbors(
@@ -225,9 +173,12 @@ class GraphStore(Protocol):
         """Edges of ``edge_types`` whose both ends are in ``node_ids``, ordered by :func:`edge_sort_key`."""
         ...
 
-    def cluster_memberships(self, node_ids: Sequence[str], *, scope: AccessScope) -> list[ClusterMembership]:
-        """Visible clusters the given nodes belong to via IN_CLUSTER, with visible member counts,
-        ordered by cluster id then member id."""
+    def cluster_memberships(
+        self, node_ids: Sequence[str], *, scope: AccessScope, known: Sequence[str] = ()
+    ) -> list[ClusterMembership]:
+        """Visible clusters the given nodes belong to, with visible member counts, ordered by cluster id
+        then member id. The record of a cluster whose id is in ``known`` is not read (``cluster`` is
+        None). One round trip."""
         ...
 
 
@@ -235,8 +186,29 @@ class GraphStore(Protocol):
 class PassageSource(Protocol):
     """Text of the nodes that passages are built from."""
 
-    def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, NodeRecord]:
-        """Visible nodes with their ``text`` fields, keyed by node id."""
+    def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, Mapping[str, str]]:
+        """The text fields of the visible nodes among ``node_ids``, keyed by node id (nothing else is read)."""
+        ...
+
+
+@runtime_checkable
+class AdminOperations(Protocol):
+    """Operations of tests, benchmarks and operators, outside searches."""
+
+    def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
+        """Delete everything of these tenants."""
+        ...
+
+    def drop_profiles(self, profile_ids: Sequence[str]) -> None:
+        """Delete the vectors and the recorded embedder identity of these profiles (all tenants)."""
+        ...
+
+    def count(self, tenant_id: str) -> TenantCounts:
+        """The nodes, edges and vectors per profile a tenant holds."""
+        ...
+
+    def round_trips(self) -> dict[str, int]:
+        """Requests sent so far, per server (``{"sqlite": statements}`` for the embedded store)."""
         ...
 
 
@@ -245,9 +217,10 @@ class StorageBackend(Protocol):
     """A deployment's stores, plus loading.
 
     ``load`` first runs :func:`brain_graph.write_checks.check_load` (a dataset a store could refuse
-    writes nothing), then applies the embedder-identity rule of :func:`profile_conflict`. It is
-    idempotent; with ``replace`` the loaded tenants' previous contents are replaced, and a replace-load
-    that fails at any point leaves every search returning what it returned before."""
+    writes nothing), then applies the embedder-identity rule of
+    :func:`~brain_graph.stores.identity.profile_conflict`. It is idempotent; with ``replace`` the loaded
+    tenants' previous contents are replaced, and a replace-load that fails at any point leaves every
+    search returning what it returned before."""
 
     name: str
 
@@ -264,6 +237,11 @@ class StorageBackend(Protocol):
     @property
     def passage_source(self) -> PassageSource:
         """Where passage texts come from."""
+        ...
+
+    @property
+    def admin(self) -> AdminOperations:
+        """Administration: drop, count, round-trip counters."""
         ...
 
     def load(

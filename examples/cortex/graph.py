@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph import BrainSearchGraph, build_graph
 from examples.cortex.nodes import detect_intent, extract_query, make_generate, make_mapped_retrieve, should_retrieve
 from examples.cortex.state import CortexContext, CortexInput, CortexState
 

@@ -10,10 +10,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from brain_graph.contracts import BrainPromptPack, BrainSearchHit
-from brain_graph.graph import BrainSearchGraph
-from brain_graph.requests import read_list
-from brain_graph.state import BrainSearchInput
+from brain_graph import BrainSearchGraph, BrainSearchInput
+from brain_graph.wire import PromptPack, SearchHit
 from examples.cortex.state import CortexState, Intent
 
 IDENTITY_ANSWER = (
@@ -114,21 +112,14 @@ def make_mapped_retrieve(brain: BrainSearchGraph) -> Callable[..., dict[str, Any
     return retrieve
 
 
-def _pack(state: CortexState) -> BrainPromptPack | None:
-    pack = state.get("promptPack")
-    if pack is None or isinstance(pack, BrainPromptPack):
-        return pack
-    return BrainPromptPack.model_validate(pack)
-
-
-def render_answer(query: str, hits: list[BrainSearchHit], pack: BrainPromptPack) -> str:
+def render_answer(query: str, hits: list[SearchHit], pack: PromptPack) -> str:
     """The deterministic answer: the best sources, each with its citation number from the pack."""
-    numbers = {citation.source_node_id: index for index, citation in enumerate(pack.citations, 1)}
+    numbers = {citation["sourceNodeId"]: index for index, citation in enumerate(pack["citations"], 1)}
     lines = [f'Here is what the knowledge graph holds about "{query}":', ""]
     for hit in hits[:MAX_LISTED_SOURCES]:
-        link = f" <{hit.url}>" if hit.url else ""
-        number = f"[{numbers[hit.node_id]}] " if hit.node_id in numbers else ""
-        lines.append(f"- {number}{hit.title or hit.node_id} ({hit.node_type}){link}")
+        link = f" <{hit['url']}>" if hit["url"] else ""
+        number = f"[{numbers[hit['nodeId']]}] " if hit["nodeId"] in numbers else ""
+        lines.append(f"- {number}{hit['title'] or hit['nodeId']} ({hit['nodeType']}){link}")
     if len(hits) > MAX_LISTED_SOURCES:
         lines.append(f"- and {len(hits) - MAX_LISTED_SOURCES} more.")
     return "\n".join(lines)
@@ -141,9 +132,9 @@ def make_generate(chat_model: BaseChatModel | None = None) -> Callable[..., dict
     def generate(state: CortexState) -> dict[str, Any]:
         query = state.get("user_query", "")
         intent = state.get("intent", "rag")
-        pack = _pack(state)
-        hits = read_list(state, "hits", BrainSearchHit)
-        citations = [citation.to_wire() for citation in pack.citations] if pack is not None else []
+        pack = state.get("promptPack")
+        hits = state.get("hits") or []
+        citations = [dict(citation) for citation in pack["citations"]] if pack is not None else []
         if not query:
             answer = NO_QUESTION_ANSWER
         elif intent == "identity":
@@ -158,7 +149,7 @@ def make_generate(chat_model: BaseChatModel | None = None) -> Callable[..., dict
         elif chat_model is None:
             answer = render_answer(query, hits, pack)
         else:
-            prompt = [SystemMessage(SYSTEM_PROMPT.format(context=pack.context_markdown)), HumanMessage(query)]
+            prompt = [SystemMessage(SYSTEM_PROMPT.format(context=pack["contextMarkdown"])), HumanMessage(query)]
             answer = chat_model.invoke(prompt).text
         return {"answer": answer, "citations": citations, "messages": [AIMessage(answer)]}
 

@@ -9,15 +9,8 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from brain_graph.contracts import (
-    BrainGraphEdge,
-    BrainGraphNode,
-    BrainPromptPack,
-    BrainRagPassage,
-    BrainSearchEpisode,
-    BrainSearchHit,
-)
-from brain_graph.security import Principal
+from brain_graph import Principal
+from brain_graph.wire import GraphEdge, GraphNode, PromptPack, RagPassage, SearchEpisode, SearchHit
 
 Intent = Literal["rag", "identity", "translate", "summarize", "rewrite"]
 
@@ -42,12 +35,12 @@ class CortexState(CortexInput, total=False):
     intent: Intent
     should_retrieve: bool
     queryText: str
-    hits: list[BrainSearchHit]
-    episodes: list[BrainSearchEpisode]
-    graphNodes: list[BrainGraphNode]
-    graphEdges: list[BrainGraphEdge]
-    passages: list[BrainRagPassage]
-    promptPack: BrainPromptPack | None
+    hits: list[SearchHit]
+    episodes: list[SearchEpisode]
+    graphNodes: list[GraphNode]
+    graphEdges: list[GraphEdge]
+    passages: list[RagPassage]
+    promptPack: PromptPack | None
     answer: str
     citations: list[dict[str, Any]]
 

@@ -27,7 +27,6 @@ from brain_graph.stores.base import (
     VectorRecord,
 )
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from tests.integration.servers import connect
 
 RUN = uuid.uuid4().hex[:6]
@@ -44,13 +43,13 @@ BACKENDS = [
 
 
 @pytest.fixture(scope="session")
-def server_backend() -> Iterator[Neo4jWeaviateBackend]:
+def server_backend() -> Iterator[StorageBackend]:
     """One connection to the real servers for the whole session."""
     backend = connect()
     try:
         yield backend
     finally:
-        backend.vector_index.drop_profiles([WORK, DOC])
+        backend.admin.drop_profiles([WORK, DOC])
         backend.close()
 
 
@@ -144,5 +143,5 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
     try:
         yield harness
     finally:
-        if isinstance(backend, Neo4jWeaviateBackend) and harness.tenants:
-            backend.drop_tenants(sorted(harness.tenants))
+        if harness.tenants:
+            backend.admin.drop_tenants(sorted(harness.tenants))

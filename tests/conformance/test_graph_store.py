@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from brain_graph.stores.base import Adjacency, EdgeRecord, NodeRecord
@@ -39,10 +41,13 @@ def test_node_fields_round_trip(harness: Harness) -> None:
     bare = harness.node("t1", "bare", "kg.cluster", title="", secured=True, acl=["group:b", "user:a"])
     harness.load([rich, bare])
     scope = harness.scope("t1", all_secured=True)
+    # node reads return the metadata only; texts are a read of their own
+    metadata = [replace(rich, text={}), bare]
     assert sorted(harness.backend.graph_store.get_nodes(["rich", "bare", "missing"], scope=scope), key=str) == sorted(
-        [rich, bare], key=str
+        metadata, key=str
     )
-    assert harness.backend.passage_source.get_texts(["rich", "rich"], scope=scope) == {"rich": rich}
+    texts = harness.backend.passage_source.get_texts(["rich", "rich", "bare", "missing"], scope=scope)
+    assert texts == {"rich": rich.text, "bare": {}}
 
 
 def neighbour_graph(harness: Harness) -> None:
@@ -163,23 +168,43 @@ def test_cluster_memberships_with_visible_sizes(harness: Harness) -> None:
     by_id = {n.node_id: n for n in nodes if n.tenant_id == harness.t("t1")}
 
     public = graph.cluster_memberships(["m1", "m2", "m1", "missing"], scope=harness.scope("t1"))
-    assert [(m.cluster.node_id, m.member_id, m.cluster_size) for m in public] == [
+    assert [(m.cluster_id, m.member_id, m.cluster_size) for m in public] == [
         ("k0", "m2", 1),
         ("k1", "m1", 2),
         ("k1", "m2", 2),
     ]
-    assert public[1].cluster == by_id["k1"]
+    assert [m.cluster for m in public] == [by_id["k0"], by_id["k1"], by_id["k1"]]
 
     group = graph.cluster_memberships(["m1", "m3"], scope=harness.scope("t1", ["group:security"]))
-    assert [(m.cluster.node_id, m.member_id, m.cluster_size) for m in group] == [
+    assert [(m.cluster_id, m.member_id, m.cluster_size) for m in group] == [
         ("k1", "m1", 3),
         ("k1", "m3", 3),
         ("k2", "m1", 2),
         ("k2", "m3", 2),
     ]
     other = graph.cluster_memberships(["m1"], scope=harness.scope("t2"))
-    assert [(m.cluster.tenant_id, m.cluster.node_id, m.member_id, m.cluster_size) for m in other] == [
-        (harness.t("t2"), "k1", "m1", 1)
+    assert [(m.cluster_id, m.member_id, m.cluster_size, m.cluster) for m in other] == [
+        ("k1", "m1", 1, harness.node("t2", "k1", "kg.cluster"))
+    ]
+
+
+def test_cluster_records_already_known_are_not_read(harness: Harness) -> None:
+    nodes = [
+        harness.node("t1", "m1"),
+        harness.node("t1", "m2"),
+        harness.node("t1", "k1", "kg.cluster", text={"summary": "never read"}),
+        harness.node("t1", "k2", "kg.cluster"),
+    ]
+    edges = [harness.edge("t1", "IN_CLUSTER", m, k) for m, k in (("m1", "k1"), ("m2", "k1"), ("m1", "k2"))]
+    harness.load(nodes, edges)
+    graph, scope = harness.backend.graph_store, harness.scope("t1")
+    full = graph.cluster_memberships(["m1", "m2"], scope=scope)
+    assert [m.cluster for m in full] == [replace(nodes[2], text={}), replace(nodes[2], text={}), nodes[3]]
+    known = graph.cluster_memberships(["m1", "m2"], scope=scope, known=["k1", "m1", "unrelated"])
+    assert [(m.cluster_id, m.member_id, m.cluster_size, m.cluster) for m in known] == [
+        ("k1", "m1", 2, None),
+        ("k1", "m2", 2, None),
+        ("k2", "m1", 1, nodes[3]),
     ]
 
 
@@ -205,7 +230,7 @@ def test_acl_visibility_in_graph_reads(harness: Harness, case: str) -> None:
     reached = graph.neighbors(["hub"], scope=scope, edge_types=["REFERENCES"], exclude=["hub"], limit=50)
     assert [a.neighbor_id for a in reached] == sorted(visible)
     clusters = graph.cluster_memberships(["pub"], scope=scope)
-    assert [(m.cluster.node_id, m.cluster_size) for m in clusters] == [("k", len(visible))]
+    assert [(m.cluster_id, m.cluster_size) for m in clusters] == [("k", len(visible))]
 
 
 def test_neighbor_ids_order_by_code_point(harness: Harness) -> None:

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.dataset import embedder_name, load_dataset, read_dataset
+from brain_graph.dataset import load_dataset, read_dataset
 from brain_graph.errors import DatasetError
-from brain_graph.profiles import WORK_ITEM, default_profiles
+from brain_graph.profiles import default_profiles
 from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorQuery, VectorRecord
+from brain_graph.vocabulary import WORK_ITEM
 from tests.conformance.conftest import Harness
 from tests.conformance.test_loading import dataset, snapshot
 
@@ -81,7 +82,7 @@ def test_a_lone_surrogate_in_a_dataset_file_is_refused(harness: Harness, tmp_pat
     ids = ["w1", "w2"]
     profile = next(p for p in registry.profiles if WORK_ITEM in p.node_types)
     embedder = registry.embedders[profile.embedder_id]
-    query = [VectorQuery(profile.profile_id, embedder.embed_query("token refresh"), embedder_name(registry, profile))]
+    query = [VectorQuery(profile.profile_id, embedder.embed_query("token refresh"), registry.embedder_name(profile))]
 
     def state() -> tuple[object, ...]:
         scope = harness.scope("t1")

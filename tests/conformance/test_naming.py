@@ -7,8 +7,8 @@ import re
 import pytest
 
 from brain_graph.errors import ConfigurationError
-from brain_graph.stores.cypher import merge_edges
-from brain_graph.stores.weaviate_index import (
+from brain_graph.stores.neo4j.cypher import merge_edges
+from brain_graph.stores.weaviate.naming import (
     collection_name,
     legacy_tenant_name,
     object_uuid,

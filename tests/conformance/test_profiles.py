@@ -15,8 +15,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from brain_graph.errors import ConfigurationError
-from brain_graph.stores.base import EmbeddingMismatchError, ProfileIndexInfo, VectorQuery
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores import EmbeddingMismatchError, ProfileIndexInfo, VectorQuery
 from tests.conformance.conftest import Harness
 
 
@@ -25,8 +24,7 @@ def profile(harness: Harness) -> Iterator[str]:
     """A profile id of this test only (its Weaviate collection is deleted afterwards)."""
     profile_id = f"ident{uuid.uuid4().hex[:8]}.work"
     yield profile_id
-    if isinstance(harness.backend, Neo4jWeaviateBackend):
-        harness.backend.drop_profiles([profile_id])
+    harness.backend.admin.drop_profiles([profile_id])
 
 
 def load(

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
+from brain_graph.scoring import cosine, similarity_from_cosine
 from brain_graph.security import Principal
-from brain_graph.stores.base import (
-    EmbeddingMismatchError,
-    VectorQuery,
-    cosine,
-    similarity_from_cosine,
-    to_float32,
-)
+from brain_graph.stores import EmbeddingMismatchError, VectorQuery
 from tests.conformance.conftest import DIM, DOC, EMBEDDER, WORK, Harness
 
 Q = [1.0, 0.0, 0.0, 0.0]
 
 
 def expected_score(query: list[float], stored: list[float]) -> float:
-    return similarity_from_cosine(cosine(query, to_float32(stored)))
+    return similarity_from_cosine(cosine(query, array("f", stored)))  # scored over the stored float32 values
 
 
 def test_empty_store_returns_nothing(harness: Harness) -> None:

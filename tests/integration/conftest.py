@@ -17,7 +17,6 @@ from benchmarks.synthetic import synthetic_dataset
 from brain_graph.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
 from brain_graph.services import SearchServices
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from tests.integration.servers import connect, unique_prefix
 
 
@@ -49,12 +48,6 @@ class Loaded:
     embedded: SearchServices
     server: SearchServices
 
-    @property
-    def server_backend(self) -> Neo4jWeaviateBackend:
-        backend = self.server.backend
-        assert isinstance(backend, Neo4jWeaviateBackend)
-        return backend
-
 
 @pytest.fixture(scope="session")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
@@ -70,6 +63,6 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
         yield Loaded(dataset, tenants, embedded, server)
     finally:
         try:
-            backend.drop_tenants(tenants)
+            backend.admin.drop_tenants(tenants)
         finally:
             backend.close()

@@ -21,13 +21,14 @@ from typing import Any
 
 import neo4j
 
-from brain_graph.config import Settings
 from brain_graph.dataset import load_dataset, read_dataset
 from brain_graph.profiles import default_profiles
-from brain_graph.stores import neo4j_graph, weaviate_index
-from brain_graph.stores.neo4j_graph import Flip, Neo4jGraphStore
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate_index import WeaviateVectorIndex
+from brain_graph.stores.neo4j import generations as neo4j_generations
+from brain_graph.stores.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend, from_environment
+from brain_graph.stores.weaviate import writes as weaviate_writes
+from brain_graph.stores.weaviate.writes import WeaviateWrites
 
 BATCH = 50
 POINTS = ("neo4j-batch", "weaviate-batch", "flip", "clean-up")
@@ -46,13 +47,13 @@ def is_batch_write(query: str) -> bool:
 
 def install(point: str, k: int) -> None:
     """Patch the stores so that the load pauses at ``point``."""
-    neo4j_graph.WRITE_BATCH = BATCH
-    weaviate_index.INSERT_BATCH = BATCH
+    neo4j_generations.WRITE_BATCH = BATCH
+    weaviate_writes.INSERT_BATCH = BATCH
     calls = 0
-    commit, insert, flip = Neo4jGraphStore._commit, WeaviateVectorIndex._insert_batch, Neo4jGraphStore.flip
-    clean_up = Neo4jWeaviateBackend._clean_up
+    commit, insert, flip = Neo4jClient.commit, WeaviateWrites.insert_batch, Neo4jGenerations.flip
+    clean_up = Neo4jWeaviateBackend.clean_up
 
-    def paused_commit(self: Neo4jGraphStore, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> Any:
+    def paused_commit(self: Neo4jClient, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> Any:
         nonlocal calls
         if point == "neo4j-batch" and is_batch_write(query):
             calls += 1
@@ -62,7 +63,7 @@ def install(point: str, k: int) -> None:
                     pause(point)  # killed with the transaction open: the server rolls it back
         return commit(self, session, query, params)
 
-    async def paused_insert(self: WeaviateVectorIndex, collection: Any, profile_id: str, batch: list[Any]) -> None:
+    async def paused_insert(self: WeaviateWrites, collection: Any, profile_id: str, batch: list[Any]) -> None:
         nonlocal calls
         if point == "weaviate-batch":
             calls += 1
@@ -70,7 +71,7 @@ def install(point: str, k: int) -> None:
                 pause(point)
         await insert(self, collection, profile_id, batch)
 
-    def paused_flip(self: Neo4jGraphStore, generations: Mapping[str, int]) -> dict[str, Flip]:
+    def paused_flip(self: Neo4jGenerations, generations: Mapping[str, int]) -> dict[str, Flip]:
         if point == "flip":
             pause(point)
         return flip(self, generations)
@@ -80,10 +81,10 @@ def install(point: str, k: int) -> None:
             pause(point)
         clean_up(self, flips)
 
-    Neo4jGraphStore._commit = paused_commit  # type: ignore[method-assign]
-    WeaviateVectorIndex._insert_batch = paused_insert  # type: ignore[method-assign]
-    Neo4jGraphStore.flip = paused_flip  # type: ignore[method-assign]
-    Neo4jWeaviateBackend._clean_up = paused_clean_up  # type: ignore[method-assign]
+    Neo4jClient.commit = paused_commit  # type: ignore[method-assign]
+    WeaviateWrites.insert_batch = paused_insert  # type: ignore[method-assign]
+    Neo4jGenerations.flip = paused_flip  # type: ignore[method-assign]
+    Neo4jWeaviateBackend.clean_up = paused_clean_up  # type: ignore[method-assign]
 
 
 def main(argv: list[str]) -> int:
@@ -91,7 +92,7 @@ def main(argv: list[str]) -> int:
     if point not in POINTS:
         raise SystemExit(f"unknown point {point!r}; one of {POINTS}")
     install(point, k)
-    backend = Neo4jWeaviateBackend.from_settings(Settings())
+    backend = from_environment()
     load_dataset(read_dataset(path), backend, default_profiles())
     print("DONE", flush=True)
     return 0

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from brain_graph.config import Settings
+from brain_graph.environment import read_settings
 from brain_graph.errors import BackendUnavailableError
 from brain_graph.security import AccessScope
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend, Neo4jWeaviateSettings
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = REPO / "scripts" / "services"
@@ -24,20 +24,26 @@ REQUIRED_ENV = ("NEO4J_URI", "WEAVIATE_HOST", "WEAVIATE_HTTP_PORT", "WEAVIATE_GR
 HOW_TO_START = 'start them with `eval "$(scripts/services up)"` (or run `scripts/test`, which does it)'
 
 
-def server_settings(**overrides: Any) -> Settings:
-    """Settings for the neo4j-weaviate backend from the environment; fails when it is not set up."""
+def server_settings(**overrides: Any) -> Neo4jWeaviateSettings:
+    """Settings of the neo4j-weaviate backend from the environment (``overrides`` by field name); fails
+    when it is not set up."""
     missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
     if missing:
         pytest.fail(f"integration tests need Neo4j + Weaviate: {', '.join(missing)} not set; {HOW_TO_START}")
-    return Settings(backend="neo4j-weaviate").model_copy(update={"backend": "neo4j-weaviate", **overrides})
+    return read_settings(Neo4jWeaviateSettings, **overrides)
+
+
+def server_backend(**overrides: Any) -> Neo4jWeaviateBackend:
+    """A backend on the real servers, not connected yet."""
+    return Neo4jWeaviateBackend.from_settings(server_settings(**overrides))
 
 
 def connect(**overrides: Any) -> Neo4jWeaviateBackend:
     """A backend on the real servers, checked to answer (fails the test otherwise)."""
-    backend = Neo4jWeaviateBackend.from_settings(server_settings(**overrides))
+    backend = server_backend(**overrides)
     try:
         backend.graph_store.get_nodes(["ping"], scope=AccessScope("ping"))
-        backend.weaviate.count("ping", "ping", 1)
+        backend.weaviate.count("ping", None)  # reads the profile metadata
     except BackendUnavailableError as error:
         backend.close()
         pytest.fail(f"{error}; {HOW_TO_START}")

@@ -57,9 +57,11 @@ def test_cli_load_twice_gives_the_same_counts_and_results(tmp_path: Path) -> Non
     }
 
     def state() -> tuple[tuple[int, int], int, dict[str, Any]]:
-        vectors = sum(backend.vector_index.count(p, t) for p in profiles for t in tenants)
+        counts = [backend.admin.count(t) for t in tenants]
+        stored = (sum(c.nodes for c in counts), sum(c.edges for c in counts))
+        vectors = sum(c.vectors.get(p, 0) for p in profiles for c in counts)
         output = build_graph(SearchServices(backend=backend)).invoke(cast(BrainSearchInput, request))
-        return backend.graph_store.count(tenants), vectors, BrainSearchResult.model_validate(output).to_wire()
+        return stored, vectors, BrainSearchResult.model_validate(output).to_wire()
 
     try:
         first = cli_load(path)
@@ -76,6 +78,6 @@ def test_cli_load_twice_gives_the_same_counts_and_results(tmp_path: Path) -> Non
         assert state() == after_first
     finally:
         try:
-            backend.drop_tenants(tenants)
+            backend.admin.drop_tenants(tenants)
         finally:
             backend.close()

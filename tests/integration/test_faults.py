@@ -24,12 +24,11 @@ from brain_graph.errors import BackendUnavailableError
 from brain_graph.graph import build_graph
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from tests.integration.conftest import Loaded
-from tests.integration.servers import server_settings, services
+from tests.integration.servers import server_backend, services
 
 pytestmark = pytest.mark.integration
-TIMEOUT = 3.0  # backend_timeout_s of the backends under test
+TIMEOUT = 3.0  # timeout_s of the backends under test (BRAIN_GRAPH_BACKEND_TIMEOUT)
 SLACK = 1.0  # allowed on top of the timeout (thread hand-offs, process scheduling)
 
 
@@ -84,7 +83,7 @@ def test_construction_does_not_connect_and_closed_ports_fail_fast(loaded: Loaded
         closed["neo4j_uri"] = f"bolt://127.0.0.1:{closed_port()}"
     if down in ("both", "weaviate"):
         closed["weaviate_http_port"] = closed_port()
-    backend = Neo4jWeaviateBackend.from_settings(server_settings(backend_timeout_s=TIMEOUT, **closed))
+    backend = server_backend(timeout_s=TIMEOUT, **closed)
     try:
         error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
         assert error.backend == ("neo4j" if down == "both" else down)
@@ -100,7 +99,7 @@ def test_silent_server_times_out_within_the_bound(loaded: Loaded, silent_port: i
         if which == "weaviate"
         else {"neo4j_uri": f"bolt://127.0.0.1:{silent_port}"}
     )
-    backend = Neo4jWeaviateBackend.from_settings(server_settings(backend_timeout_s=TIMEOUT, **silent))
+    backend = server_backend(timeout_s=TIMEOUT, **silent)
     try:
         error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
         assert error.backend == which
@@ -129,7 +128,7 @@ def outage_request(loaded: Loaded) -> dict[str, Any]:
 
 @pytest.mark.parametrize("service", ["weaviate", "neo4j"])
 def test_server_stopped_then_restarted(loaded: Loaded, service: str) -> None:
-    backend = Neo4jWeaviateBackend.from_settings(server_settings(backend_timeout_s=TIMEOUT))
+    backend = server_backend(timeout_s=TIMEOUT)
     services_ = SearchServices(backend=backend)
     request = outage_request(loaded)
     graph = build_graph(services_)

@@ -35,11 +35,14 @@ from brain_graph.dataset import Dataset, embed_nodes, index_info, load_dataset
 from brain_graph.graph import build_graph
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
-from brain_graph.stores import neo4j_graph, weaviate_index
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.neo4j_graph import Flip, Neo4jGraphStore
+from brain_graph.stores.neo4j import generations as neo4j_generations
+from brain_graph.stores.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate_index import WeaviateVectorIndex
+from brain_graph.stores.weaviate import writes as weaviate_writes
+from brain_graph.stores.weaviate.index import WeaviateVectorIndex
+from brain_graph.stores.weaviate.writes import WeaviateWrites
 from tests.integration.conftest import with_tenant_prefix
 from tests.integration.load_child import BATCH, is_batch_write
 from tests.integration.servers import REPO, connect, server_settings, unique_prefix
@@ -102,18 +105,16 @@ class Scenario:
         return path
 
     def current(self) -> dict[str, int | None]:
-        return {t: self.backend.graph_store.current_generation(t) for t in self.tenants}
+        return {t: self.backend.generations.current_generation(t) for t in self.tenants}
 
     def state(self) -> tuple[object, ...]:
         """What searches can see: current generations, node/edge counts, vector counts per profile."""
-        profiles = [p.profile_id for p in self.services.profiles.profiles]
-        vectors = [self.backend.vector_index.count(p, t) for p in profiles for t in self.tenants]
-        return self.current(), self.backend.graph_store.count(self.tenants), vectors
+        return self.current(), [self.backend.admin.count(t) for t in self.tenants]
 
     def stored(self) -> dict[str, tuple[list[int], list[int]]]:
         """Per tenant, the generations stored in Neo4j and in Weaviate."""
         return {
-            t: (self.backend.graph_store.stored_generations(t), self.backend.weaviate.stored_generations(t))
+            t: (self.backend.generations.stored_generations(t), self.backend.weaviate.stored_generations(t))
             for t in self.tenants
         }
 
@@ -180,7 +181,7 @@ def scenario(references: References, tmp_path: Path) -> Iterator[Scenario]:
         yield scenario
     finally:
         try:
-            backend.drop_tenants(tenants)
+            backend.admin.drop_tenants(tenants)
             assert scenario.stored() == {t: ([], []) for t in tenants}
         finally:
             backend.close()
@@ -191,11 +192,11 @@ def scenario(references: References, tmp_path: Path) -> Iterator[Scenario]:
 
 def fail_neo4j_batch(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
     """The k-th node/edge batch fails inside its transaction, after its statement ran."""
-    monkeypatch.setattr(neo4j_graph, "WRITE_BATCH", BATCH)
-    original = Neo4jGraphStore._commit
+    monkeypatch.setattr(neo4j_generations, "WRITE_BATCH", BATCH)
+    original = Neo4jClient.commit
     calls = 0
 
-    def commit(self: Neo4jGraphStore, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> Any:
+    def commit(self: Neo4jClient, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> Any:
         nonlocal calls
         if is_batch_write(query):
             calls += 1
@@ -205,23 +206,23 @@ def fail_neo4j_batch(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
                     raise InjectedError(f"batch {k}")
         return original(self, session, query, params)
 
-    monkeypatch.setattr(Neo4jGraphStore, "_commit", commit)
+    monkeypatch.setattr(Neo4jClient, "commit", commit)
 
 
 def fail_weaviate_batch(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
     """The k-th Weaviate insert batch fails (the ones before it were written)."""
-    monkeypatch.setattr(weaviate_index, "INSERT_BATCH", BATCH)
-    original = WeaviateVectorIndex._insert_batch
+    monkeypatch.setattr(weaviate_writes, "INSERT_BATCH", BATCH)
+    original = WeaviateWrites.insert_batch
     calls = 0
 
-    async def insert(self: WeaviateVectorIndex, collection: Any, profile_id: str, batch: list[Any]) -> None:
+    async def insert(self: WeaviateWrites, collection: Any, profile_id: str, batch: list[Any]) -> None:
         nonlocal calls
         calls += 1
         if calls == k:
             raise InjectedError(f"insert batch {k}")
         await original(self, collection, profile_id, batch)
 
-    monkeypatch.setattr(WeaviateVectorIndex, "_insert_batch", insert)
+    monkeypatch.setattr(WeaviateWrites, "insert_batch", insert)
 
 
 def raise_injected(*_: object, **__: object) -> None:
@@ -234,7 +235,7 @@ FAILURES: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "neo4j-edge-batch": lambda mp: fail_neo4j_batch(mp, 7),
     "between-neo4j-and-weaviate": lambda mp: mp.setattr(WeaviateVectorIndex, "write", raise_injected),
     "weaviate-batch-3": lambda mp: fail_weaviate_batch(mp, 3),
-    "flip": lambda mp: mp.setattr(Neo4jGraphStore, "flip", raise_injected),
+    "flip": lambda mp: mp.setattr(Neo4jGenerations, "flip", raise_injected),
 }
 
 
@@ -285,18 +286,18 @@ def test_an_overtaken_load_neither_hides_nor_deletes_the_newer_one(
     third = scenario.datasets["third"]
     staged: dict[str, int] = {}
     overtaken: dict[str, int] = {}
-    flip = Neo4jGraphStore.flip
+    flip = Neo4jGenerations.flip
 
-    def stage_b(self: Neo4jGraphStore, generations: Mapping[str, int]) -> dict[str, Flip]:
+    def stage_b(self: Neo4jGenerations, generations: Mapping[str, int]) -> dict[str, Flip]:
         if not staged:
             registry = scenario.services.profiles
-            staged.update(other.graph_store.take_generations(scenario.tenants))
-            other.graph_store.write(third.node_records(), third.edge_records(), staged)
+            staged.update(other.generations.take_generations(scenario.tenants))
+            other.generations.write(third.node_records(), third.edge_records(), staged)
             vectors = embed_nodes(third.node_records(), registry)
             other.weaviate.write(vectors, index_info(registry), generations=staged, replace_tenants=scenario.tenants)
         return flip(self, generations)
 
-    def complete_b(self: Neo4jGraphStore, generations: Mapping[str, int]) -> dict[str, Flip]:
+    def complete_b(self: Neo4jGenerations, generations: Mapping[str, int]) -> dict[str, Flip]:
         if not overtaken:
             overtaken.update(generations)
             scenario.load("old", other)  # B': its own flip comes here too, and goes through
@@ -304,18 +305,18 @@ def test_an_overtaken_load_neither_hides_nor_deletes_the_newer_one(
 
     try:
         with monkeypatch.context() as patch:
-            patch.setattr(Neo4jGraphStore, "flip", stage_b)
+            patch.setattr(Neo4jGenerations, "flip", stage_b)
             scenario.load("new")
         assert scenario.results() == scenario.expected["new"]
         a = scenario.current()
         both = [[a[t], staged[t]] for t in scenario.tenants]
         assert scenario.stored() == {t: (gens, gens) for t, gens in zip(scenario.tenants, both, strict=True)}
-        other._clean_up(other.graph_store.flip(staged))
+        other.clean_up(other.generations.flip(staged))
         assert scenario.results() == scenario.expected["third"]
         scenario.assert_single_generation()
 
         with monkeypatch.context() as patch:
-            patch.setattr(Neo4jGraphStore, "flip", complete_b)
+            patch.setattr(Neo4jGenerations, "flip", complete_b)
             scenario.load("new")  # A'
         assert scenario.results() == scenario.expected["old"]
         scenario.assert_single_generation()
@@ -388,7 +389,7 @@ def test_a_killed_cli_load(scenario: Scenario) -> None:
         try:
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline and process.poll() is None:
-                if any(len(stored) > 1 for stored in map(scenario.backend.graph_store.stored_generations, old)):
+                if any(len(stored) > 1 for stored in map(scenario.backend.generations.stored_generations, old)):
                     break
                 time.sleep(0.02)
             assert process.poll() is None, f"the load ended before it could be killed: {process.returncode}"

@@ -11,7 +11,7 @@ import pytest
 
 from brain_graph.errors import ConfigurationError
 from brain_graph.security import AccessScope
-from brain_graph.stores.base import EmbeddingMismatchError, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
+from brain_graph.stores import EmbeddingMismatchError, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration
@@ -48,13 +48,13 @@ def test_embedder_change_on_the_server() -> None:
         assert query(b, 4, "emb-2") == ["n1"]
         with pytest.raises(EmbeddingMismatchError):
             query(b, 4, "emb-1")
-        backend.drop_tenants([b])
+        backend.admin.drop_tenants([b])
         load([a], 6, "emb-3")  # a is the only tenant left, and it is replaced: the collection is recreated
         assert query(a, 6, "emb-3") == ["n1"]
         assert query(b, 6, "emb-3") == []
     finally:
         try:
-            backend.drop_tenants([a, b])
-            backend.drop_profiles([profile])
+            backend.admin.drop_tenants([a, b])
+            backend.admin.drop_profiles([profile])
         finally:
             backend.close()

@@ -13,12 +13,12 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.config import STORE_FILE_NAME
 from brain_graph.errors import InvalidRequestError
 from brain_graph.graph import NODE_NAMES, BrainSearchGraph
 from brain_graph.security import Principal
 from brain_graph.state import BrainSearchContext, BrainSearchInput
 from brain_graph.steps import logger as pipeline_logger
+from brain_graph.stores.embedded import STORE_FILE_NAME
 from tests.platform.devserver import REPO_ROOT
 
 REQUEST: dict[str, Any] = {
@@ -62,7 +62,7 @@ def test_debug_pipeline_logs_each_step_in_and_out(
     assert all(message.endswith(scope) or scope + " " in message for message in messages[0::2])
     by_phase = dict(message.split(" | ", 1) for message in messages)
     assert by_phase["PIPELINE embed.out"].startswith("ms=")
-    assert by_phase["PIPELINE retrieve.out"].endswith(" hits=4")
+    assert by_phase["PIPELINE retrieve.out"].endswith(" hits=4 nodeRecords=4")
     assert by_phase["PIPELINE expand.in"].endswith(" hits=4")
     assert "passages=" in by_phase["PIPELINE assemble_passages.out"]
     assert "citations=4 contextChars=" in by_phase["PIPELINE build_pack.out"]
@@ -107,13 +107,17 @@ def test_custom_stream_events_per_step(home_graph: BrainSearchGraph) -> None:
     counts = {event["step"]: event["counts"] for event in events}
     assert counts == {
         "embed": {"queryVectors": 1},
-        "retrieve": {"hits": len(output["hits"])},
-        "expand": {"graphNodes": len(output["graphNodes"]), "graphEdges": len(output["graphEdges"])},
+        "retrieve": {"hits": len(output["hits"]), "nodeRecords": len(output["hits"])},
+        "expand": {
+            "graphNodes": len(output["graphNodes"]),
+            "graphEdges": len(output["graphEdges"]),
+            "nodeRecords": len(output["graphNodes"]),
+        },
         "score_episodes": {"episodes": len(output["episodes"]), "episodeLabels": len(output["episodes"])},
         "assemble_passages": {"passages": len(output["passages"])},
         "build_pack": {
-            "citations": len(output["promptPack"].citations),
-            "contextChars": len(output["promptPack"].context_markdown),
+            "citations": len(output["promptPack"]["citations"]),
+            "contextChars": len(output["promptPack"]["contextMarkdown"]),
         },
     }
     again = list(home_graph.stream(cast(BrainSearchInput, REQUEST), context=CONTEXT, stream_mode="custom"))

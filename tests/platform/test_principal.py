@@ -12,7 +12,7 @@ from langgraph_sdk.auth.types import StudioUser
 from brain_graph.errors import AuthorizationError
 from brain_graph.graph import BrainSearchGraph
 from brain_graph.requests import principal_from_user
-from brain_graph.security import Principal
+from brain_graph.security import ANONYMOUS, Principal
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput
 from brain_graph.steps import resolve_deps
@@ -41,7 +41,7 @@ def _as(user: Any) -> RunnableConfig:
 
 def _hits(graph: BrainSearchGraph, config: RunnableConfig | None = None, **context: Any) -> list[str]:
     output = graph.invoke(cast(BrainSearchInput, SECURED), config, context=BrainSearchContext(**context))
-    return [hit.node_id for hit in output["hits"]]
+    return [hit["nodeId"] for hit in output["hits"]]
 
 
 @pytest.mark.parametrize(
@@ -50,14 +50,14 @@ def _hits(graph: BrainSearchGraph, config: RunnableConfig | None = None, **conte
         (ServerUser("alice", groups=["security"]), Principal("alice", ("security",))),
         (ServerUser("carol", permissions=["group:security", "threads:write"]), Principal("carol", ("security",))),
         (ServerUser("bob"), Principal("bob")),
-        (ServerUser("eve", authenticated=False, groups=["security"]), None),
-        (ServerUser("", groups=["security"]), None),
+        (ServerUser("eve", authenticated=False, groups=["security"]), ANONYMOUS),
+        (ServerUser("", groups=["security"]), ANONYMOUS),
         (StudioUser("dev@example.com", is_authenticated=True), Principal("dev@example.com")),
-        (StudioUser("langgraph-studio-user"), None),  # langgraph dev's unverified Studio access
-        (None, None),
+        (StudioUser("langgraph-studio-user"), ANONYMOUS),  # langgraph dev's unverified Studio access
+        (None, ANONYMOUS),
     ],
 )
-def test_principal_from_a_server_user(user: Any, principal: Principal | None) -> None:
+def test_principal_from_a_server_user(user: Any, principal: Principal) -> None:
     assert principal_from_user(user) == principal
 
 

@@ -116,13 +116,21 @@ def test_stream_updates_arrive_step_by_step_in_order(sdk: SyncLangGraphClient, h
             updates[step] = update
     assert steps == list(NODE_NAMES)
     expected = in_process(home_graph, request, principal)
-    # The server streams the updates of output keys; embed writes none (its keys are internal).
-    assert updates["embed"] is None
-    assert updates["retrieve"] == {"hits": expected["hits"]}
-    assert updates["expand"] == {"graphNodes": expected["graphNodes"], "graphEdges": expected["graphEdges"]}
-    assert updates["score_episodes"] == {"episodes": expected["episodes"]}
+    # Each step's real update, internal keys included (the values stream keeps the output schema).
+    assert set(updates["embed"]) == {"request", "queryVectors"}
+    assert updates["embed"]["request"]["options"]["topK"] == request["options"]["topK"]
+    assert updates["embed"]["request"]["filter"]["tenantId"] == request["filter"]["tenantId"]
+    assert updates["retrieve"]["hits"] == expected["hits"]
+    assert set(updates["retrieve"]["nodeRecords"]) == {hit["nodeId"] for hit in expected["hits"]}
+    assert updates["expand"]["graphNodes"] == expected["graphNodes"]
+    assert updates["expand"]["graphEdges"] == expected["graphEdges"]
+    assert set(updates["expand"]["nodeRecords"]) == {node["nodeId"] for node in expected["graphNodes"]}
+    assert updates["score_episodes"]["episodes"] == expected["episodes"]
+    assert set(updates["score_episodes"]["episodeLabels"]) == {e["clusterNodeId"] for e in expected["episodes"]}
     assert updates["assemble_passages"] == {"passages": expected["passages"]}
     assert updates["build_pack"] == {"promptPack": expected["promptPack"]}
+    values = list(sdk.runs.stream(None, GRAPH_NAME, input=request, stream_mode="values"))
+    assert [part.data for part in values if part.event == "values"][-1] == expected
 
 
 def test_stream_custom_events_carry_step_timings_and_counts(
@@ -140,7 +148,7 @@ def test_stream_custom_events_carry_step_timings_and_counts(
     assert [(event["step"], event["counts"]) for event in events] == [(e["step"], e["counts"]) for e in local]
     expected = in_process(home_graph, request, principal)
     counts = {event["step"]: event["counts"] for event in events}
-    assert counts["retrieve"] == {"hits": len(expected["hits"])}
+    assert counts["retrieve"] == {"hits": len(expected["hits"]), "nodeRecords": len(expected["hits"])}
     assert counts["build_pack"] == {
         "citations": len(expected["promptPack"]["citations"]),
         "contextChars": len(expected["promptPack"]["contextMarkdown"]),

@@ -19,9 +19,9 @@ from tests.platform.devserver import DevServer
 pytestmark = pytest.mark.server
 
 STEP_WRITES = {
-    "embed": ["filter", "options", "queryVectors"],
-    "retrieve": ["hits"],
-    "expand": ["graphNodes", "graphEdges"],
+    "embed": ["request", "queryVectors"],
+    "retrieve": ["hits", "nodeRecords"],
+    "expand": ["graphNodes", "graphEdges", "nodeRecords"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],
     "build_pack": ["promptPack"],
@@ -108,13 +108,13 @@ def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) ->
             results[payload["name"]] = payload["result"]
     assert tasks == list(NODE_NAMES)
     assert {name: list(result) for name, result in results.items()} == STEP_WRITES
-    assert results["embed"]["filter"] == {
+    assert results["embed"]["request"]["filter"] == {
         "tenantId": "acme",
         "projectKey": None,
         "profileKindIn": None,
         "secured": False,
     }
-    assert results["embed"]["options"] == SEED_OPTION_DEFAULTS
+    assert results["embed"]["request"]["options"] == SEED_OPTION_DEFAULTS
     assert all(isinstance(vector, list) and vector for vector in results["embed"]["queryVectors"].values())
     assert results["build_pack"]["promptPack"]["contextMarkdown"].startswith("# Brain search context")
 

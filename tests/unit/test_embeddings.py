@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from brain_graph.embeddings import LexicalHashEmbeddings, tokenize
-from brain_graph.stores.base import cosine
+from brain_graph.scoring import cosine
 
 
 def test_same_text_same_vector_and_unit_norm() -> None:

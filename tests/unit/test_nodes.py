@@ -7,15 +7,16 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from brain_graph.contracts import BrainSearchHit
 from brain_graph.embeddings import LexicalHashEmbeddings
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
-from brain_graph.nodes.retrieve import merge_hits
+from brain_graph.nodes.retrieve import merge_hits, node_meta
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
+from brain_graph.requests import read_request
 from brain_graph.services import SearchLimits, SearchServices
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.stores.base import VectorHit
+from brain_graph.wire import SearchHit
 from tests.helpers import request
 
 
@@ -74,14 +75,14 @@ def test_embed_once_per_distinct_embedder(small_services: SearchServices) -> Non
 def test_retrieve_orders_by_score_then_node_id_and_filters(small_services: SearchServices) -> None:
     state = run_until("retrieve", small_services, request("token refresh", topK=10))
     hits = retrieve(state, deps(small_services))["hits"]
-    assert [(-h.score, h.node_id) for h in hits] == sorted((-h.score, h.node_id) for h in hits)
-    assert {h.node_id for h in hits} == {"w1", "w2", "w3", "d1"}  # public work + doc in t1
-    assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert hits[0].title
-    assert hits[0].url
+    assert [(-h["score"], h["nodeId"]) for h in hits] == sorted((-h["score"], h["nodeId"]) for h in hits)
+    assert {h["nodeId"] for h in hits} == {"w1", "w2", "w3", "d1"}  # public work + doc in t1
+    assert all(0.0 <= h["score"] <= 1.0 for h in hits)
+    assert hits[0]["title"]
+    assert hits[0]["url"]
     scoped = request("token refresh") | {"filter": {"tenantId": "t1", "secured": False, "projectKey": "Q"}}
     state = run_until("retrieve", small_services, scoped)
-    assert [h.node_id for h in retrieve(state, deps(small_services))["hits"]] == ["w3"]
+    assert [h["nodeId"] for h in retrieve(state, deps(small_services))["hits"]] == ["w3"]
 
 
 def test_merge_hits_keeps_best_profile_and_breaks_ties_by_node_id() -> None:
@@ -90,17 +91,24 @@ def test_merge_hits_keeps_best_profile_and_breaks_ties_by_node_id() -> None:
     assert merge_hits(raw, 2) == [VectorHit("c", "p1", 0.9), VectorHit("a", "p1", 0.5)]
 
 
-def hits(*ids: str) -> list[BrainSearchHit]:
-    return [
-        BrainSearchHit(
-            node_id=i,
-            node_type="cdm.work_item",
-            profile_id="cdm.work.summary",
-            profile_kind="work",
+def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[str, Any]:
+    """A state as ``retrieve`` leaves it, with these ids as hits (scores 0.90, 0.89, ...)."""
+    request = read_request(raw, services)
+    scope = deps(services).scope(request)
+    records = {n.node_id: node_meta(n) for n in services.backend.graph_store.get_nodes(list(ids), scope=scope)}
+    hits = [
+        SearchHit(
+            nodeId=i,
+            nodeType=records[i]["nodeType"],
+            profileId="cdm.work.summary",
+            profileKind="work",
             score=round(0.9 - n / 100, 6),
+            title=records[i]["title"],
+            url=records[i]["url"],
         )
         for n, i in enumerate(ids)
     ]
+    return {**raw, "request": request, "hits": hits, "nodeRecords": {i: records[i] for i in ids}}
 
 
 @pytest.mark.parametrize(
@@ -131,67 +139,71 @@ def hits(*ids: str) -> list[BrainSearchHit]:
 def test_expand_admits_nodes_in_a_total_order(
     small_services: SearchServices, options: dict[str, Any], nodes: list[str], edges: list[str] | None
 ) -> None:
-    state = {**request("token", **options), "hits": hits("w1", "w2")}
+    state = with_hits(small_services, request("token", **options), "w1", "w2")
     update = expand(state, deps(small_services))  # type: ignore[arg-type]
-    assert [n.node_id for n in update["graphNodes"]] == nodes
+    assert [n["nodeId"] for n in update["graphNodes"]] == nodes
     if edges is not None:
-        assert [f"{e.edge_type} {e.from_node_id}>{e.to_node_id}" for e in update["graphEdges"]] == edges
+        assert [f"{e['edgeType']} {e['fromNodeId']}>{e['toNodeId']}" for e in update["graphEdges"]] == edges
 
 
 def test_expand_depth_two_reaches_second_hop_but_not_secured_or_people(small_services: SearchServices) -> None:
-    state = {**request("token", expandDepth=2), "hits": hits("w2")}
-    ids = [n.node_id for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
+    state = with_hits(small_services, request("token", expandDepth=2), "w2")
+    ids = [n["nodeId"] for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
     assert ids == ["w2", "k2", "w1"]  # hop 1: k2 (d2 is secured); hop 2: w1 via k2
-    state = {**request("token", expandDepth=3), "hits": hits("w2")}
-    ids = [n.node_id for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
+    state = with_hits(small_services, request("token", expandDepth=3), "w2")
+    ids = [n["nodeId"] for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
     assert ids == ["w2", "k2", "w1", "s1", "c1", "k1", "d1"]
     assert not {"d2", "s2", "p1"} & set(ids)
 
 
 def test_score_episodes_sums_member_scores(small_services: SearchServices) -> None:
-    state = {**request("token", maxEpisodes=5), "hits": hits("w1", "w2", "d1")}
+    state = with_hits(small_services, request("token", maxEpisodes=5), "w1", "w2", "d1")
     update = score_episodes(state, deps(small_services))  # type: ignore[arg-type]
-    episodes = {e.cluster_node_id: e for e in update["episodes"]}
-    assert episodes["k1"].member_node_ids == ["w1", "d1"]
-    assert episodes["k1"].score == round(0.9 + 0.88, 6)
-    assert episodes["k1"].size == 2  # d2 is secured and not visible
-    assert episodes["k2"].member_node_ids == ["w1", "w2"]
-    assert episodes["k2"].score == round(0.9 + 0.89, 6)
-    assert [e.cluster_node_id for e in update["episodes"]] == ["k2", "k1"]
+    episodes = {e["clusterNodeId"]: e for e in update["episodes"]}
+    assert episodes["k1"]["memberNodeIds"] == ["w1", "d1"]
+    assert episodes["k1"]["score"] == round(0.9 + 0.88, 6)
+    assert episodes["k1"]["size"] == 2  # d2 is secured and not visible
+    assert episodes["k2"]["memberNodeIds"] == ["w1", "w2"]
+    assert episodes["k2"]["score"] == round(0.9 + 0.89, 6)
+    assert [e["clusterNodeId"] for e in update["episodes"]] == ["k2", "k1"]
     assert update["episodeLabels"]["k1"] == "Token refresh outage"
-    limited = score_episodes({**state, **request("token", maxEpisodes=1)}, deps(small_services))  # type: ignore[arg-type]
+    limited = score_episodes(
+        with_hits(small_services, request("token", maxEpisodes=1), "w1", "w2", "d1"), deps(small_services)
+    )  # type: ignore[arg-type]
     assert len(limited["episodes"]) == 1
-    off = score_episodes({**state, **request("token", includeEpisodes=False)}, deps(small_services))  # type: ignore[arg-type]
+    off = score_episodes(
+        with_hits(small_services, request("token", includeEpisodes=False), "w1", "w2", "d1"), deps(small_services)
+    )  # type: ignore[arg-type]
     assert off["episodes"] == []
 
 
 def test_passages_stop_at_the_budget(small_services: SearchServices) -> None:
     limits = SearchLimits(passage_budget_chars=700, doc_excerpt_chars=500, description_excerpt_chars=300)
     services = SearchServices(backend=small_services.backend, limits=limits)
-    state = {**request("token"), "hits": hits("d1", "w1", "w2", "w3")}
+    state = with_hits(services, request("token"), "d1", "w1", "w2", "w3")
     passages = assemble_passages(state, deps(services))["passages"]  # type: ignore[arg-type]
-    assert [p.source_node_id for p in passages] == ["d1"]  # w1 would be cut below the minimum passage size
-    assert sum(len(p.text) for p in passages) <= 700
+    assert [p["sourceNodeId"] for p in passages] == ["d1"]  # w1 would be cut below the minimum passage size
+    assert sum(len(p["text"]) for p in passages) <= 700
 
 
 def test_passages_are_bounded(small_services: SearchServices) -> None:
     limits = SearchLimits(passage_budget_chars=1200, doc_excerpt_chars=500, description_excerpt_chars=300)
     services = SearchServices(backend=small_services.backend, limits=limits)
-    state = {**request("token"), "hits": hits("d1", "w1", "w2", "w3")}
+    state = with_hits(services, request("token"), "d1", "w1", "w2", "w3")
     passages = assemble_passages(state, deps(services))["passages"]  # type: ignore[arg-type]
-    assert [p.source_kind for p in passages] == ["doc", "work", "work", "work"]
-    assert sum(len(p.text) for p in passages) <= 1200
-    assert passages[0].text.startswith("Token refresh design\n\n")
-    assert "[truncated:" in passages[0].text
-    assert len(passages[0].text) <= len("Token refresh design\n\n") + 500
+    assert [p["sourceKind"] for p in passages] == ["doc", "work", "work", "work"]
+    assert sum(len(p["text"]) for p in passages) <= 1200
+    assert passages[0]["text"].startswith("Token refresh design\n\n")
+    assert "[truncated:" in passages[0]["text"]
+    assert len(passages[0]["text"]) <= len("Token refresh design\n\n") + 500
 
 
 def test_build_pack_cites_every_hit_in_rank_order(small_services: SearchServices) -> None:
     state = run_until("assemble_passages", small_services, request("token refresh", topK=3))
     state.update(assemble_passages(state, deps(small_services)))  # type: ignore[typeddict-item]
     pack = build_pack(state, deps(small_services))["promptPack"]
-    assert [c.source_node_id for c in pack.citations] == [h.node_id for h in state["hits"]]
-    assert pack.context_markdown.startswith("# Brain search context\n\n**Query:** token refresh\n")
-    for number, citation in enumerate(pack.citations, 1):
-        assert f"### [{number}] `{citation.source_node_id}` (" in pack.context_markdown
-        assert f"- [{number}] **{citation.title}** `{citation.source_node_id}`" in pack.context_markdown
+    assert [c["sourceNodeId"] for c in pack["citations"]] == [h["nodeId"] for h in state["hits"]]
+    assert pack["contextMarkdown"].startswith("# Brain search context\n\n**Query:** token refresh\n")
+    for number, citation in enumerate(pack["citations"], 1):
+        assert f"### [{number}] `{citation['sourceNodeId']}` (" in pack["contextMarkdown"]
+        assert f"- [{number}] **{citation['title']}** `{citation['sourceNodeId']}`" in pack["contextMarkdown"]

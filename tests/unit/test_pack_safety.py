@@ -13,12 +13,7 @@ from brain_graph.contracts import (
     MAX_MAX_EPISODES,
     MAX_QUERY_CHARS,
     MAX_TOP_K,
-    BrainRagPassage,
-    BrainSearchEpisode,
-    BrainSearchFilterInput,
-    BrainSearchHit,
     BrainSearchOptionsInput,
-    BrainSearchRequest,
     BrainSearchResult,
 )
 from brain_graph.graph import build_graph
@@ -27,6 +22,7 @@ from brain_graph.nodes.build_pack import context_markdown_bound, render_markdown
 from brain_graph.services import SearchLimits, SearchServices
 from brain_graph.stores.base import NodeRecord
 from brain_graph.text import clean_block, code_span, excerpt, fence_overhead, fenced, inline, one_line, safe_url
+from brain_graph.wire import RagPassage, SearchEpisode, SearchFilter, SearchHit, SearchRequest
 from tests.helpers import edge, make_store, node, request
 from tests.unit.hostile_graph import (
     FORGED_SECTIONS,
@@ -125,25 +121,31 @@ def test_passages_through_the_pipeline_are_bounded(tmp_path: Path) -> None:
     assert titles["w1"] == ("Token " * 40)[:199].rstrip() + "…"
 
 
+def _request(query: str, tenant: str, project: str | None, **options: int) -> SearchRequest:
+    """A normalised request as ``embed`` writes it (no validation: the pack must be safe on its own)."""
+    defaults = BrainSearchOptionsInput().to_wire()
+    return SearchRequest(
+        queryText=query,
+        filter=SearchFilter(tenantId=tenant, projectKey=project, profileKindIn=None, secured=False),
+        options={**defaults, **options},  # type: ignore[typeddict-item]
+        profileIds=[],
+    )
+
+
 def _maximal_inputs(
     limits: SearchLimits,
-) -> tuple[BrainSearchRequest, list[BrainSearchHit], list[BrainSearchEpisode], dict[str, str], list[BrainRagPassage]]:
+) -> tuple[SearchRequest, list[SearchHit], list[SearchEpisode], dict[str, str], list[RagPassage]]:
     """Hostile maximal inputs: every count at its maximum, every field far over its limit and made
     of characters that escaping doubles."""
-    query = "`" * MAX_QUERY_CHARS
-    req = BrainSearchRequest.model_construct(
-        query_text=query,
-        filter=BrainSearchFilterInput.model_construct(tenant_id="`" * 10_000, project_key="*\n" * 10_000),
-        options=BrainSearchOptionsInput.model_construct(top_k=MAX_TOP_K, max_episodes=MAX_MAX_EPISODES),
-    )
+    req = _request("`" * MAX_QUERY_CHARS, "`" * 10_000, "*\n" * 10_000, topK=MAX_TOP_K, maxEpisodes=MAX_MAX_EPISODES)
     ids = [f"{'`' * 5_000}{n:03d}" for n in range(MAX_TOP_K)]
     url = "https://x.example/" + "a" * (limits.max_url_chars - 18)
     hits = [
-        BrainSearchHit(
-            node_id=node_id,
-            node_type="_" * 1_000,
-            profile_id="p",
-            profile_kind="<" * 1_000,
+        SearchHit(
+            nodeId=node_id,
+            nodeType="_" * 1_000,
+            profileId="p",
+            profileKind="<" * 1_000,
             score=-1e300,
             title="#" * 50_000,
             url=url,
@@ -151,20 +153,19 @@ def _maximal_inputs(
         for node_id in ids
     ]
     episodes = [
-        BrainSearchEpisode(
-            cluster_node_id=f"k{n}",
-            cluster_kind="|" * 1_000,
-            project_key="~" * 1_000,
+        SearchEpisode(
+            clusterNodeId=f"k{n}",
+            clusterKind="|" * 1_000,
+            projectKey="~" * 1_000,
             score=1e300,
             size=10**30,
-            member_node_ids=[*ids, *(f"uncited{m}" for m in range(10**4))],
+            memberNodeIds=[*ids, *(f"uncited{m}" for m in range(10**4))],
         )
         for n in range(MAX_MAX_EPISODES + 10)
     ]
     labels = {f"k{n}": "[" * 50_000 for n in range(MAX_MAX_EPISODES + 10)}
     passages = [
-        BrainRagPassage(source_node_id=node_id, source_kind="code", text="`" * 1_900 + "\n" * 100, url=url)
-        for node_id in ids
+        RagPassage(sourceNodeId=node_id, sourceKind="code", text="`" * 1_900 + "\n" * 100, url=url) for node_id in ids
     ]
     return req, hits, episodes, labels, passages
 
@@ -372,11 +373,7 @@ def test_request_strings_cannot_forge_sections(field: str) -> None:
     """Even if request validation let them through, newlines in request strings stay on their line."""
     values = {"tenant": "t1", "project": "P", "query": "token"}
     values[field] = f"x{FORGED_SECTIONS}\r\n# x\u2028## y `z`"
-    req = BrainSearchRequest.model_construct(
-        query_text=values["query"],
-        filter=BrainSearchFilterInput.model_construct(tenant_id=values["tenant"], project_key=values["project"]),
-        options=BrainSearchOptionsInput(),
-    )
+    req = _request(values["query"], values["tenant"], values["project"])
     markdown = render_markdown(req, [], [], {}, [], LIMITS)
     structure = parse_pack(markdown)
     assert structure.headings == list(PACK_HEADINGS)
@@ -385,5 +382,5 @@ def test_request_strings_cannot_forge_sections(field: str) -> None:
     assert len(markdown.split("\n")) == len(render_markdown(_plain(), [], [], {}, [], LIMITS).split("\n"))
 
 
-def _plain() -> BrainSearchRequest:
-    return BrainSearchRequest.model_validate(request("token") | {"filter": {"tenantId": TENANT}})
+def _plain() -> SearchRequest:
+    return _request("token", TENANT, None)

@@ -8,10 +8,12 @@ import pytest
 
 from brain_graph.contracts import BrainSearchResult
 from brain_graph.errors import AuthorizationError, InvalidRequestError
-from brain_graph.graph import BrainSearchGraph
-from brain_graph.requests import as_principal, principal_from_user
+from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.requests import as_principal, principal_from_user, read_request
 from brain_graph.security import Principal, parse_acl_entry
+from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext
+from brain_graph.steps import resolve_deps
 from tests.helpers import request
 
 
@@ -62,7 +64,9 @@ def test_malformed_principals_are_typed_errors(value: Any, field: str) -> None:
 
 @pytest.mark.parametrize("value", [Principal(""), {"principalId": ""}, {"principalId": "", "groups": ["security"]}])
 def test_an_empty_id_is_no_principal(small_graph: BrainSearchGraph, value: Any) -> None:
-    assert as_principal(value) is None
+    principal = as_principal(value)
+    assert principal is not None
+    assert principal.is_anonymous
     with pytest.raises(AuthorizationError, match="no principal"):
         search(small_graph, value)
 
@@ -92,7 +96,7 @@ def test_server_user_claims_are_validated() -> None:
     )
     with pytest.raises(InvalidRequestError, match="groups"):
         principal_from_user(User(is_authenticated=True, identity="ann", groups="ops"))
-    with pytest.raises(InvalidRequestError, match="principalId"):
+    with pytest.raises(InvalidRequestError, match=r"user\.identity"):
         principal_from_user(User(is_authenticated=True, identity="group:ops"))
 
 
@@ -107,3 +111,29 @@ def test_acl_entries_parse(entry: str, parsed: tuple[str, str]) -> None:
 def test_invalid_acl_entries_are_refused(entry: object) -> None:
     with pytest.raises(ValueError, match="ACL entry"):
         parse_acl_entry(entry)
+
+
+@pytest.mark.parametrize("value", [Principal(""), {"principalId": ""}, {"principal_id": ""}])
+def test_service_principal_mode_never_promotes_an_anonymous_principal(small_services: Any, value: Any) -> None:
+    graph = build_graph(SearchServices(backend=small_services.backend, service_principal=True))
+    with pytest.raises(AuthorizationError):
+        search(graph, value)
+    assert "d2" in cited(search(graph, None))  # no principal at all: the service principal
+
+
+def test_an_unauthenticated_server_user_is_never_the_service_principal(small_services: Any) -> None:
+    class User(dict[str, Any]):
+        pass
+
+    services = SearchServices(backend=small_services.backend, service_principal=True)
+    for user in (User(is_authenticated=False, identity="x"), User(is_authenticated=True, identity="")):
+        deps = resolve_deps(None, lambda: services, user)
+        assert deps.principal is not None
+        assert deps.principal.is_anonymous
+        with pytest.raises(AuthorizationError):
+            deps.scope(read_request(request("x", secured=True), services))
+
+
+def test_both_spellings_of_the_principal_id_are_refused() -> None:
+    with pytest.raises(InvalidRequestError, match="not both"):
+        as_principal({"principalId": "alice", "principal_id": "bob"})

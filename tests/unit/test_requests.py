@@ -86,7 +86,7 @@ def test_rejected_requests_name_the_field(
 
 def test_maximum_depth_is_configurable(small_services: SearchServices) -> None:
     deeper = SearchServices(backend=small_services.backend, limits=SearchLimits(max_expand_depth=5))
-    assert read_request(with_options(expandDepth=5), deeper).options.expand_depth == 5
+    assert read_request(with_options(expandDepth=5), deeper)["options"]["expandDepth"] == 5
     with pytest.raises(InvalidRequestError, match="between 0 and 5"):
         read_request(with_options(expandDepth=6), deeper)
 
@@ -99,10 +99,16 @@ def test_defaults_are_the_seeds() -> None:
     assert parsed.filter.project_key is None
 
 
-def test_accepted_request_is_normalised_in_the_state(small_graph: BrainSearchGraph) -> None:
-    state = small_graph.invoke(request("token", topK=3), output_keys=["filter", "options"])
-    assert state["options"].top_k == 3
-    assert state["options"].max_nodes == 200
+def test_accepted_request_is_normalised_once_into_the_state(small_graph: BrainSearchGraph) -> None:
+    state = small_graph.invoke(request("token", topK=3), output_keys=["request", "filter", "options"])
+    assert state["request"] == {
+        "queryText": "token",
+        "filter": {"tenantId": "t1", "projectKey": None, "profileKindIn": None, "secured": False},
+        "options": SEED_OPTION_DEFAULTS | {"topK": 3},
+        "profileIds": ["cdm.doc.body", "cdm.work.summary"],
+    }
+    assert state["filter"] == {"tenantId": "t1", "secured": False}  # the input as sent, never reshaped
+    assert state["options"] == {"topK": 3}
 
 
 def test_unknown_keys_are_refused_by_every_entry_point(small_graph: BrainSearchGraph) -> None:

@@ -1,6 +1,6 @@
 """Writes example_graph.json: a realistic two-tenant knowledge graph (deterministic, stdlib only).
 
-Run: python examples/data/generate_example_graph.py
+Run: python examples/generate_example_graph.py
 
 The stories are hand-written data tables below (people, clusters, work items, docs, code files,
 signals, and the links between them). Code only assembles them: work item descriptions get their
@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).with_name("example_graph.json")
+OUT = Path(__file__).parent / "data" / "example_graph.json"
 SEED = 20261122
 DESCRIPTION = (
     "Example knowledge graph of two tenants for brain-graph demos and tests: acme (projects AUTH, PAY, "

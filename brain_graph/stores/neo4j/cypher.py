@@ -1,7 +1,8 @@
 """Every Cypher statement of the Neo4j graph store.
 
 All values are parameters. The only interpolated text is a relationship type in the per-type edge
-MERGE, and :func:`merge_edges` validates it with :func:`brain_graph.edges.check_edge_type` first.
+MERGE, and :func:`merge_edges` validates it with :func:`brain_graph.vocabulary.check_edge_type` first
+(the cluster membership type is a constant of :mod:`brain_graph.vocabulary`).
 Every MATCH names the tenant on both ends, so no statement can cross tenants.
 
 Generations: a tenant's data is a set of ``:BrainNode`` of one ``generation``; the pointer
@@ -11,23 +12,19 @@ sees exactly one generation, and a tenant without a pointer (or whose pointer ha
 has no data. A replace-load writes a new generation (:data:`TAKE_GENERATIONS`), then flips the pointer
 (:data:`FLIP`), then deletes the older generations (:data:`DELETE_OLDER`).
 
-Visibility (:func:`visible`) is :meth:`brain_graph.security.AccessScope.may_see` in Cypher: the tenant
-is matched separately; then public, or the service-principal mode (``$allSecured``), or an ACL entry
-among ``$identities`` (an empty list when the caller has no principal).
+Visibility is :func:`brain_graph.stores.access.cypher_visible` (the access rule in Cypher, with the
+parameters of :func:`~brain_graph.stores.access.cypher_params`).
 """
 
 from __future__ import annotations
 
 from typing import LiteralString
 
-from brain_graph.edges import check_edge_type
+from brain_graph.stores.access import cypher_visible as visible
+from brain_graph.vocabulary import IN_CLUSTER, check_edge_type
 
 LABEL = "BrainNode"
-
-
-def visible(var: LiteralString) -> LiteralString:
-    """The visibility predicate for node variable ``var``."""
-    return f"(NOT {var}.secured OR $allSecured OR any(entry IN {var}.acl WHERE entry IN $identities))"
+MEMBERSHIP: LiteralString = f"[:{check_edge_type(IN_CLUSTER)}]"
 
 
 # -- schema ----------------------------------------------------------------------------------
@@ -144,12 +141,15 @@ def same_generation(var: LiteralString) -> LiteralString:
     return f"{var}.tenantId = $tenantId AND {var}.generation = t.generation"
 
 
-NODE_MAP: LiteralString = (
-    "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .text, .properties}"
-)
+# A node's metadata: every property but ``text`` (read by GET_TEXTS alone).
+META_MAP: LiteralString = "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .properties}"
 
 GET_NODES: LiteralString = (
-    TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n " + NODE_MAP + " AS node"
+    TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n " + META_MAP + " AS node"
+)
+
+GET_TEXTS: LiteralString = (
+    TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n.nodeId AS nodeId, n.text AS text"
 )
 
 # One Adjacency per neighbour: its smallest (frontier index, edge type), sorted, limited. The
@@ -179,18 +179,21 @@ EDGES_AMONG: LiteralString = (
 
 # Clusters (visible, of the cluster node type) the given nodes belong to, with the number of
 # visible members of each cluster (counted by expanding from the cluster). Members themselves need
-# not be visible (as in the embedded store).
+# not be visible (as in the embedded store). The metadata of clusters in ``$known`` is not returned.
 CLUSTER_MEMBERSHIPS: LiteralString = (
-    TENANT + seek("m", "IN $nodeIds") + "MATCH (m)-[:IN_CLUSTER]->(c:BrainNode) "
+    TENANT + seek("m", "IN $nodeIds") + "MATCH (m)-" + MEMBERSHIP + "->(c:BrainNode) "
     "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
     "WITH t, c, collect(m.nodeId) AS members "
-    "WITH c, members, size([(c)<-[:IN_CLUSTER]-(x:BrainNode) WHERE "
+    "WITH c, members, size([(c)<-"
+    + MEMBERSHIP
+    + "-(x:BrainNode) WHERE "
     + same_generation("x")
     + " AND "
     + visible("x")
     + " | 1]) AS size "
     "UNWIND members AS memberId "
-    "RETURN memberId, size, c " + NODE_MAP + " AS cluster"
+    "RETURN memberId, c.nodeId AS clusterId, size, "
+    "CASE WHEN c.nodeId IN $known THEN null ELSE c " + META_MAP + " END AS cluster"
 )
 
 # -- inspection (tests, operations) ----------------------------------------------------------

@@ -1,0 +1,77 @@
+"""One access rule, translated for each backend, side by side.
+
+The rule is :meth:`brain_graph.security.AccessScope.may_see`: a node is visible when it belongs to the
+scope's tenant and is public, or the scope is in service-principal mode (``all_secured``), or its ACL
+names one of the scope's identities (none when the caller has no principal). Each translator below
+states exactly that in one query language; ``tests/conformance/test_access_rule.py`` runs one table of
+cases through the rule and through every translator.
+
+- SQL (embedded SQLite): :func:`sql_visible` with :func:`sql_params`; ``acl`` is a JSON array column.
+- Cypher (Neo4j): :func:`cypher_visible` with :func:`cypher_params`; ``acl`` is a list property.
+- Weaviate: the tenant is the Weaviate tenant a query names (one per brain-graph tenant and
+  generation), the rest is :func:`weaviate_visible`; candidates are re-checked with ``may_see``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, LiteralString
+
+from brain_graph.security import AccessScope
+from brain_graph.stores.codec import canonical_json
+
+# -- SQL ---------------------------------------------------------------------------------------
+
+
+def sql_visible(alias: LiteralString) -> LiteralString:
+    """The predicate for table alias ``alias`` (columns ``tenant_id``, ``secured``, ``acl``), with the
+    named parameters of :func:`sql_params`."""
+    return (
+        f"({alias}.tenant_id = :scope_tenant AND (NOT {alias}.secured OR :scope_all_secured"
+        f" OR EXISTS (SELECT 1 FROM json_each({alias}.acl)"
+        " WHERE value IN (SELECT value FROM json_each(:scope_identities)))))"
+    )
+
+
+def sql_params(scope: AccessScope) -> dict[str, Any]:
+    """The parameters of :func:`sql_visible`."""
+    return {
+        "scope_tenant": scope.tenant_id,
+        "scope_all_secured": int(scope.all_secured),
+        "scope_identities": canonical_json(list(scope.sorted_identities)),
+    }
+
+
+# -- Cypher ------------------------------------------------------------------------------------
+
+
+def cypher_visible(var: LiteralString) -> LiteralString:
+    """The predicate for node (or map) variable ``var`` (properties ``tenantId``, ``secured``, ``acl``),
+    with the parameters of :func:`cypher_params`."""
+    return (
+        f"({var}.tenantId = $tenantId AND (NOT {var}.secured OR $allSecured"
+        f" OR any(entry IN {var}.acl WHERE entry IN $identities)))"
+    )
+
+
+def cypher_params(scope: AccessScope) -> dict[str, Any]:
+    """The parameters of :func:`cypher_visible`."""
+    return {
+        "tenantId": scope.tenant_id,
+        "allSecured": scope.all_secured,
+        "identities": list(scope.sorted_identities),
+    }
+
+
+# -- Weaviate ----------------------------------------------------------------------------------
+
+
+def weaviate_visible(scope: AccessScope) -> Any:
+    """The filter (properties ``secured``, ``acl``) within the scope's Weaviate tenant, or None when
+    everything there is visible (service-principal mode)."""
+    from weaviate.classes.query import Filter
+
+    if scope.all_secured:
+        return None
+    public = Filter.by_property("secured").equal(False)
+    identities = list(scope.sorted_identities)
+    return public | Filter.by_property("acl").contains_any(identities) if identities else public

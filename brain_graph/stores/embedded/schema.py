@@ -1,0 +1,53 @@
+"""The SQLite schema of the embedded store, and rows to records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from brain_graph.stores.base import NodeRecord
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    tenant_id TEXT NOT NULL, node_id TEXT NOT NULL, node_type TEXT NOT NULL, project_key TEXT,
+    title TEXT, url TEXT, secured INTEGER NOT NULL, acl TEXT NOT NULL, text TEXT NOT NULL,
+    properties TEXT NOT NULL, PRIMARY KEY (tenant_id, node_id)
+);
+CREATE TABLE IF NOT EXISTS edges (
+    tenant_id TEXT NOT NULL, edge_type TEXT NOT NULL, from_node_id TEXT NOT NULL, to_node_id TEXT NOT NULL,
+    properties TEXT NOT NULL, PRIMARY KEY (tenant_id, from_node_id, edge_type, to_node_id)
+);
+CREATE INDEX IF NOT EXISTS edges_by_target ON edges (tenant_id, to_node_id, edge_type);
+CREATE TABLE IF NOT EXISTS vectors (
+    tenant_id TEXT NOT NULL, profile_id TEXT NOT NULL, node_id TEXT NOT NULL, project_key TEXT,
+    secured INTEGER NOT NULL, acl TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (tenant_id, profile_id, node_id)
+);
+CREATE TABLE IF NOT EXISTS profiles (
+    profile_id TEXT PRIMARY KEY, embedder_name TEXT NOT NULL, dimension INTEGER NOT NULL
+);
+"""
+NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
+META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
+
+
+def meta_columns(alias: str) -> str:
+    """The metadata columns of a node (everything but ``text``) of table alias ``alias``."""
+    return ", ".join(f"{alias}.{column}" for column in META_COLUMNS)
+
+
+def node_meta(row: sqlite3.Row) -> NodeRecord:
+    """The metadata record of a row holding :data:`META_COLUMNS` (``text`` left empty)."""
+    return NodeRecord(
+        tenant_id=row["tenant_id"],
+        node_id=row["node_id"],
+        node_type=row["node_type"],
+        project_key=row["project_key"],
+        title=row["title"],
+        url=row["url"],
+        secured=bool(row["secured"]),
+        acl=tuple(json.loads(row["acl"])),
+        properties=json.loads(row["properties"]),
+    )

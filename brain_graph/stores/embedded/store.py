@@ -1,0 +1,296 @@
+"""Reads of the embedded store: vector index, graph store, passage source and administration."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from brain_graph.errors import BackendUnavailableError
+from brain_graph.scoring import cosine, similarity_from_cosine
+from brain_graph.security import AccessScope
+from brain_graph.stores.access import sql_params, sql_visible
+from brain_graph.stores.base import (
+    Adjacency,
+    ClusterMembership,
+    EdgeRecord,
+    NodeRecord,
+    ProfileIndexInfo,
+    TenantCounts,
+    VectorHit,
+    VectorQuery,
+    VectorRecord,
+    edge_sort_key,
+)
+from brain_graph.stores.embedded.schema import meta_columns, node_meta
+from brain_graph.stores.embedded.writes import delete_where, write_load
+from brain_graph.stores.identity import check_query_matches
+from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
+
+BACKEND = "embedded store"
+
+VECTORS = (
+    "SELECT v.profile_id, v.node_id, v.vector FROM vectors v"
+    " WHERE v.tenant_id = :scope_tenant AND v.profile_id IN (SELECT value FROM json_each(:profiles))"
+    " AND (:project IS NULL OR v.project_key = :project) AND " + sql_visible("v")
+)
+NODES = (
+    f"SELECT {meta_columns('n')} FROM nodes n WHERE n.tenant_id = :scope_tenant"
+    " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
+)
+TEXTS = (
+    "SELECT n.node_id, n.text FROM nodes n WHERE n.tenant_id = :scope_tenant"
+    " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
+)
+# Driven by the frontier (CROSS JOIN fixes the join order, INDEXED BY the index of incoming edges): the
+# planner would otherwise scan every edge of the tenant and check visibility on each.
+NEIGHBORS = (
+    "WITH f AS (SELECT CAST(key AS INTEGER) AS idx, value AS node_id FROM json_each(:frontier)),"
+    " adj AS ("
+    "  SELECT f.idx, e.edge_type, e.to_node_id AS neighbor_id FROM f CROSS JOIN edges e"
+    "   ON e.tenant_id = :scope_tenant AND e.from_node_id = f.node_id"
+    "  UNION ALL"
+    "  SELECT f.idx, e.edge_type, e.from_node_id AS neighbor_id FROM f CROSS JOIN edges e INDEXED BY edges_by_target"
+    "   ON e.tenant_id = :scope_tenant AND e.to_node_id = f.node_id)"
+    " SELECT adj.idx, adj.edge_type, adj.neighbor_id"
+    " FROM adj JOIN nodes n ON n.tenant_id = :scope_tenant AND n.node_id = adj.neighbor_id"
+    " WHERE adj.edge_type IN (SELECT value FROM json_each(:edge_types))"
+    " AND adj.neighbor_id NOT IN (SELECT value FROM json_each(:exclude)) AND " + sql_visible("n")
+)
+EDGES_AMONG = (
+    "SELECT edge_type, from_node_id, to_node_id, properties FROM edges"
+    " WHERE tenant_id = :scope_tenant AND edge_type IN (SELECT value FROM json_each(:edge_types))"
+    " AND from_node_id IN (SELECT value FROM json_each(:ids)) AND to_node_id IN (SELECT value FROM json_each(:ids))"
+)
+# Visible clusters of the given members, each with its number of visible members (counted from the
+# cluster through the index of incoming edges; the planner would otherwise scan the tenant's nodes).
+CLUSTER_MEMBERSHIPS = (
+    f"SELECT e.from_node_id AS member_id, {meta_columns('c')},"
+    " (SELECT count(*) FROM edges me INDEXED BY edges_by_target CROSS JOIN nodes x"
+    "   ON x.tenant_id = me.tenant_id AND x.node_id = me.from_node_id"
+    "   WHERE me.tenant_id = :scope_tenant AND me.to_node_id = c.node_id AND me.edge_type = :membership AND "
+    + sql_visible("x")
+    + ") AS size"
+    " FROM edges e JOIN nodes c ON c.tenant_id = e.tenant_id AND c.node_id = e.to_node_id"
+    " WHERE e.tenant_id = :scope_tenant AND e.edge_type = :membership AND c.node_type = :cluster_type"
+    " AND e.from_node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("c")
+)
+
+
+def _ids(values: Sequence[str]) -> str:
+    return json.dumps(list(values))
+
+
+class EmbeddedStore:
+    """Vector index, graph store, passage source and administration over one SQLite file."""
+
+    name = "embedded"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self._statements = 0
+        self._lock = threading.Lock()
+
+    @property
+    def vector_index(self) -> EmbeddedStore:
+        return self
+
+    @property
+    def graph_store(self) -> EmbeddedStore:
+        return self
+
+    @property
+    def passage_source(self) -> EmbeddedStore:
+        return self
+
+    @property
+    def admin(self) -> EmbeddedStore:
+        return self
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection, or None when no store has been written yet (an empty store)."""
+        if not self.path.exists():
+            yield None
+            return
+        try:
+            connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)
+        except sqlite3.Error as error:
+            raise BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
+        connection.row_factory = sqlite3.Row
+        try:
+            yield connection
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error):
+                raise BackendUnavailableError(BACKEND, f"{self.path} is not a brain-graph store") from error
+            raise BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
+        finally:
+            connection.close()
+
+    def _rows(self, db: sqlite3.Connection, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
+        """One counted statement."""
+        with self._lock:
+            self._statements += 1
+        return db.execute(sql, params).fetchall()
+
+    # -- VectorIndex ---------------------------------------------------------------------------
+
+    def query(
+        self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[VectorHit]:
+        with self._read() as db:
+            if db is None or not queries:
+                return []
+            indexed = {
+                row["profile_id"]: ProfileIndexInfo(row["profile_id"], row["embedder_name"], row["dimension"])
+                for row in self._rows(db, "SELECT profile_id, embedder_name, dimension FROM profiles", {})
+            }
+            for query in queries:
+                check_query_matches(query, indexed.get(query.profile_id))
+            vectors_by_profile = {query.profile_id: query.vector for query in queries}
+            params = {**sql_params(scope), "profiles": _ids(sorted(vectors_by_profile)), "project": project_key}
+            rows = self._rows(db, VECTORS, params)
+        per_profile: dict[str, list[VectorHit]] = {profile_id: [] for profile_id in vectors_by_profile}
+        for row in rows:
+            stored = array("f")
+            stored.frombytes(row["vector"])
+            score = similarity_from_cosine(cosine(vectors_by_profile[row["profile_id"]], stored))
+            per_profile[row["profile_id"]].append(VectorHit(row["node_id"], row["profile_id"], score))
+        hits: list[VectorHit] = []
+        for profile_hits in per_profile.values():
+            profile_hits.sort(key=lambda hit: (-hit.score, hit.node_id))
+            hits.extend(profile_hits[:top_k])
+        return hits
+
+    # -- GraphStore ----------------------------------------------------------------------------
+
+    def get_nodes(self, node_ids: Sequence[str], *, scope: AccessScope) -> list[NodeRecord]:
+        with self._read() as db:
+            if db is None or not node_ids:
+                return []
+            rows = self._rows(db, NODES, {**sql_params(scope), "ids": _ids(node_ids)})
+        return [node_meta(row) for row in rows]
+
+    def neighbors(
+        self,
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        exclude: Sequence[str],
+        limit: int,
+    ) -> list[Adjacency]:
+        with self._read() as db:
+            if db is None or not frontier or not edge_types or limit <= 0:
+                return []
+            params = {
+                **sql_params(scope),
+                "frontier": _ids(frontier),
+                "edge_types": _ids(edge_types),
+                "exclude": _ids(exclude),
+            }
+            rows = self._rows(db, NEIGHBORS, params)
+        best: dict[str, Adjacency] = {}
+        for row in rows:
+            candidate = Adjacency(row["idx"], row["edge_type"], row["neighbor_id"])
+            current = best.get(candidate.neighbor_id)
+            if current is None or candidate < current:
+                best[candidate.neighbor_id] = candidate
+        return sorted(best.values())[:limit]
+
+    def edges_among(
+        self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]
+    ) -> list[EdgeRecord]:
+        with self._read() as db:
+            if db is None or not node_ids or not edge_types:
+                return []
+            params = {"scope_tenant": scope.tenant_id, "edge_types": _ids(edge_types), "ids": _ids(node_ids)}
+            rows = self._rows(db, EDGES_AMONG, params)
+        edges = [
+            EdgeRecord(
+                scope.tenant_id, row["edge_type"], row["from_node_id"], row["to_node_id"], json.loads(row["properties"])
+            )
+            for row in rows
+        ]
+        return sorted(edges, key=edge_sort_key)
+
+    def cluster_memberships(
+        self, node_ids: Sequence[str], *, scope: AccessScope, known: Sequence[str] = ()
+    ) -> list[ClusterMembership]:
+        with self._read() as db:
+            if db is None or not node_ids:
+                return []
+            params = {
+                **sql_params(scope),
+                "ids": _ids(node_ids),
+                "membership": IN_CLUSTER,
+                "cluster_type": CLUSTER,
+            }
+            rows = self._rows(db, CLUSTER_MEMBERSHIPS, params)
+        skip = set(known)
+        memberships = [
+            ClusterMembership(
+                row["member_id"], row["node_id"], row["size"], None if row["node_id"] in skip else node_meta(row)
+            )
+            for row in rows
+        ]
+        return sorted(memberships, key=lambda m: (m.cluster_id, m.member_id))
+
+    # -- PassageSource -------------------------------------------------------------------------
+
+    def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, Mapping[str, str]]:
+        with self._read() as db:
+            if db is None or not node_ids:
+                return {}
+            rows = self._rows(db, TEXTS, {**sql_params(scope), "ids": _ids(node_ids)})
+        return {row["node_id"]: json.loads(row["text"]) for row in rows}
+
+    # -- loading and administration ------------------------------------------------------------
+
+    def load(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        vectors: Sequence[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+        *,
+        replace: bool,
+    ) -> None:
+        """See :func:`~brain_graph.stores.embedded.writes.write_load`."""
+        write_load(self.path, nodes, edges, vectors, profiles, replace=replace)
+
+    def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
+        if self.path.exists() and tenant_ids:
+            delete_where(self.path, ("nodes", "edges", "vectors"), "tenant_id", tenant_ids)
+
+    def drop_profiles(self, profile_ids: Sequence[str]) -> None:
+        if self.path.exists() and profile_ids:
+            delete_where(self.path, ("vectors", "profiles"), "profile_id", profile_ids)
+
+    def count(self, tenant_id: str) -> TenantCounts:
+        with self._read() as db:
+            if db is None:
+                return TenantCounts(0, 0, {})
+            params = {"tenant": tenant_id}
+            nodes = self._rows(db, "SELECT count(*) FROM nodes WHERE tenant_id = :tenant", params)[0][0]
+            edges = self._rows(db, "SELECT count(*) FROM edges WHERE tenant_id = :tenant", params)[0][0]
+            vectors = self._rows(
+                db,
+                "SELECT profile_id, count(*) FROM vectors WHERE tenant_id = :tenant GROUP BY profile_id"
+                " ORDER BY profile_id",
+                params,
+            )
+        return TenantCounts(int(nodes), int(edges), {row[0]: int(row[1]) for row in vectors})
+
+    def round_trips(self) -> dict[str, int]:
+        """Statements executed by reads so far: ``{"sqlite": statements}``."""
+        with self._lock:
+            return {"sqlite": self._statements}
+
+    def close(self) -> None:
+        """Nothing to release: connections are opened per call."""

@@ -1,0 +1,121 @@
+"""The Neo4j connection shared by the graph reads and the generation writes (official ``neo4j`` driver).
+
+The driver connects lazily and bounds every call with its own settings: ``connection_timeout`` and
+``connection_acquisition_timeout`` (a down or silent server), the server-side transaction timeout of
+each statement (a slow query), no managed-transaction retries, and ``liveness_check_timeout``: a
+pooled connection idle for over :data:`LIVENESS_CHECK_S` is checked before use, so one the server
+closed (a restart takes longer than that) is replaced at once and the next call succeeds, while the
+statements of one search reuse their connection unchecked. Driver and server errors become
+:class:`~brain_graph.errors.BackendUnavailableError` naming ``neo4j``. Every statement sent is counted
+(:attr:`Neo4jClient.round_trips`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, LiteralString, TypeVar
+
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
+
+from brain_graph.errors import BackendUnavailableError
+
+BACKEND = "neo4j"
+LIVENESS_CHECK_S = 1.0
+T = TypeVar("T")
+
+
+class Neo4jClient:
+    """A lazily created driver, bounded statements and their count."""
+
+    def __init__(
+        self,
+        *,
+        uri: str,
+        user: str,
+        password: str,
+        database: str = "neo4j",
+        timeout_s: float = 5.0,
+        schema: Sequence[LiteralString] = (),
+    ) -> None:
+        self.uri = uri
+        self.database = database
+        self.timeout_s = timeout_s
+        self._auth = (user, password)
+        self._schema = tuple(schema)
+        self._driver: neo4j.Driver | None = None
+        self._lock = threading.Lock()
+        self._schema_ready = False
+        self.round_trips = 0
+
+    def _get_driver(self) -> neo4j.Driver:
+        with self._lock:
+            if self._driver is None:
+                self._driver = neo4j.GraphDatabase.driver(
+                    self.uri,
+                    auth=self._auth,
+                    connection_timeout=self.timeout_s,
+                    connection_acquisition_timeout=self.timeout_s,
+                    liveness_check_timeout=LIVENESS_CHECK_S,
+                    max_transaction_retry_time=0.0,
+                    notifications_min_severity="OFF",
+                    user_agent="brain-graph",
+                )
+            return self._driver
+
+    def _tick(self) -> None:
+        with self._lock:
+            self.round_trips += 1
+
+    def _unavailable(self, error: Exception) -> BackendUnavailableError:
+        text = str(getattr(error, "message", None) or error) or type(error).__name__
+        detail = " ".join(text.split())
+        return BackendUnavailableError(BACKEND, f"{self.uri}: {type(error).__name__}: {detail[:300]}")
+
+    def _run(self, work: Callable[[neo4j.Driver], T]) -> T:
+        """Run ``work`` on the driver; map driver and server errors."""
+        try:
+            return work(self._get_driver())
+        except (DriverError, Neo4jError) as error:
+            raise self._unavailable(error) from None
+
+    def read(self, query: LiteralString, params: Mapping[str, Any]) -> list[neo4j.Record]:
+        """One auto-commit statement in a READ session (routed to a reader in a cluster), bounded by
+        the server-side transaction timeout."""
+
+        def work(driver: neo4j.Driver) -> list[neo4j.Record]:
+            self._tick()
+            with driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session:
+                return list(session.run(neo4j.Query(query, timeout=self.timeout_s), dict(params)))
+
+        return self._run(work)
+
+    def write(self, work: Callable[[neo4j.Session], T]) -> T:
+        """``work`` in a write session, after the schema statements ran (once per client)."""
+
+        def run(driver: neo4j.Driver) -> T:
+            with driver.session(database=self.database) as session:
+                if not self._schema_ready:
+                    for statement in self._schema:
+                        self._tick()
+                        session.run(statement).consume()
+                    self._schema_ready = True
+                return work(session)
+
+        return self._run(run)
+
+    def commit(self, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> list[neo4j.Record]:
+        """One statement in its own explicit write transaction."""
+        self._tick()
+        with session.begin_transaction() as tx:
+            records = list(tx.run(query, dict(params)))
+            tx.commit()
+        return records
+
+    def close(self) -> None:
+        """Close the driver (a later call opens a new one)."""
+        with self._lock:
+            driver, self._driver = self._driver, None
+        if driver is not None:
+            driver.close()

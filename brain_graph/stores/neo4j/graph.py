@@ -1,0 +1,125 @@
+"""Graph store and passage source on Neo4j: the batched reads of a search.
+
+Nodes are ``:BrainNode`` with ``tenantId``, ``generation``, ``nodeId`` (unique together), ``nodeType``
+(indexed), ``projectKey``, ``title``, ``url``, ``secured``, ``acl`` (list) and ``text`` /
+``properties`` as JSON strings (Neo4j properties cannot be maps). Edges are typed relationships with a
+JSON ``properties``, always between nodes of one generation. Reads see only the generation the
+tenant's pointer names (see :mod:`brain_graph.stores.neo4j.cypher`).
+
+Every read is ONE auto-commit statement (:meth:`~brain_graph.stores.neo4j.client.Neo4jClient.read`),
+whatever the number of ids. Results equal the embedded store's: the order is the documented total
+order (re-applied in Python after the database ordered and limited).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from brain_graph.security import AccessScope
+from brain_graph.stores.access import cypher_params
+from brain_graph.stores.base import Adjacency, ClusterMembership, EdgeRecord, NodeRecord, edge_sort_key
+from brain_graph.stores.neo4j import cypher
+from brain_graph.stores.neo4j.client import Neo4jClient
+from brain_graph.vocabulary import CLUSTER
+
+
+def node_meta(data: Mapping[str, Any]) -> NodeRecord:
+    """A node's metadata record from the map :data:`~brain_graph.stores.neo4j.cypher.META_MAP` returns."""
+    return NodeRecord(
+        tenant_id=data["tenantId"],
+        node_id=data["nodeId"],
+        node_type=data["nodeType"],
+        project_key=data.get("projectKey"),
+        title=data.get("title"),
+        url=data.get("url"),
+        secured=bool(data.get("secured")),
+        acl=tuple(data.get("acl") or ()),
+        properties=json.loads(data.get("properties") or "{}"),
+    )
+
+
+class Neo4jGraphStore:
+    """:class:`~brain_graph.stores.base.GraphStore` and :class:`~brain_graph.stores.base.PassageSource`."""
+
+    def __init__(self, client: Neo4jClient) -> None:
+        self._client = client
+
+    def get_nodes(self, node_ids: Sequence[str], *, scope: AccessScope) -> list[NodeRecord]:
+        if not node_ids:
+            return []
+        rows = self._client.read(cypher.GET_NODES, {**cypher_params(scope), "nodeIds": list(dict.fromkeys(node_ids))})
+        return [node_meta(row["node"]) for row in rows]
+
+    def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, Mapping[str, str]]:
+        if not node_ids:
+            return {}
+        rows = self._client.read(cypher.GET_TEXTS, {**cypher_params(scope), "nodeIds": list(dict.fromkeys(node_ids))})
+        return {row["nodeId"]: json.loads(row["text"] or "{}") for row in rows}
+
+    def neighbors(
+        self,
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        exclude: Sequence[str],
+        limit: int,
+    ) -> list[Adjacency]:
+        if not frontier or not edge_types or limit <= 0:
+            return []
+        rows = self._client.read(
+            cypher.NEIGHBORS,
+            {
+                **cypher_params(scope),
+                "frontier": list(frontier),
+                "edgeTypes": sorted(set(edge_types)),
+                "exclude": sorted(set(exclude)),
+                "limit": limit,
+            },
+        )
+        return sorted(Adjacency(int(row["frontierIndex"]), row["edgeType"], row["neighborId"]) for row in rows)
+
+    def edges_among(
+        self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]
+    ) -> list[EdgeRecord]:
+        if not node_ids or not edge_types:
+            return []
+        rows = self._client.read(
+            cypher.EDGES_AMONG,
+            {"tenantId": scope.tenant_id, "nodeIds": sorted(set(node_ids)), "edgeTypes": sorted(set(edge_types))},
+        )
+        edges = [
+            EdgeRecord(
+                scope.tenant_id,
+                row["edgeType"],
+                row["fromNodeId"],
+                row["toNodeId"],
+                json.loads(row["properties"] or "{}"),
+            )
+            for row in rows
+        ]
+        return sorted(edges, key=edge_sort_key)
+
+    def cluster_memberships(
+        self, node_ids: Sequence[str], *, scope: AccessScope, known: Sequence[str] = ()
+    ) -> list[ClusterMembership]:
+        if not node_ids:
+            return []
+        params = {
+            **cypher_params(scope),
+            "nodeIds": sorted(set(node_ids)),
+            "clusterType": CLUSTER,
+            "known": sorted(set(known)),
+        }
+        memberships = [
+            ClusterMembership(
+                row["memberId"],
+                row["clusterId"],
+                int(row["size"]),
+                node_meta(row["cluster"]) if row["cluster"] is not None else None,
+            )
+            for row in self._client.read(cypher.CLUSTER_MEMBERSHIPS, params)
+        ]
+        return sorted(memberships, key=lambda m: (m.cluster_id, m.member_id))
