@@ -25,11 +25,15 @@ MAX_PROJECT_CHARS = 128
 
 
 def identifier_problem(value: str, max_chars: int) -> str | None:
-    """Why a tenant id or project key is unusable (the same rule for searching and loading), or None."""
+    """Why a tenant id or project key is unusable (the same rule for searching and loading), or None:
+    blank, too long, white space at either end (``t1 `` prints like ``t1`` but names another tenant),
+    or a control, format or line-separator character (:func:`~brain_graph.security.text_problem`)."""
     if not value.strip():
         return "must not be blank"
     if len(value) > max_chars:
         return f"must be at most {max_chars} characters (got {len(value)})"
+    if value != value.strip():
+        return "must not start or end with white space"
     return text_problem(value)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from brain_graph.errors import BrainGraphError, ConfigurationError, DatasetError
+from brain_graph.errors import BrainGraphError, ConfigurationError, DatasetError, one_line_message
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, StorageBackend, VectorRecord
 from brain_graph.vocabulary import check_edge_type
@@ -19,6 +19,8 @@ from brain_graph.write_checks import check_load
 EXAMPLE_DATASET_NAME = "example_graph.json"
 FORMAT_VERSION = 1
 EMBED_BATCH_SIZE = 64
+MAX_INT64_DIGITS = len(str(2**63))  # 19: a longer integer literal is outside the signed 64-bit range
+MAX_LOCATION_PART_CHARS = 64  # a key quoted in an error (a hostile key cannot flood the message)
 
 
 class _Strict(BaseModel):
@@ -133,7 +135,7 @@ def _parse_json(source: Path) -> Any:
             f"{source}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); save the file as UTF-8"
         ) from None
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
     except json.JSONDecodeError as error:
         where = f"line {error.lineno} column {error.colno}"
         raise DatasetError(f"{source}: not valid JSON ({error.msg} at {where})") from None
@@ -143,6 +145,20 @@ def _parse_json(source: Path) -> Any:
 
 def _refuse_constant(name: str) -> Any:
     raise DatasetError(f"{name} is not a JSON number; datasets hold finite numbers only")
+
+
+def _parse_int(literal: str) -> int:
+    """An integer literal; one too long for the signed 64-bit range is refused before Python converts
+    it (Python itself refuses literals of over 4,300 digits with a bare ValueError)."""
+    digits = len(literal.lstrip("-"))
+    if digits > MAX_INT64_DIGITS:
+        raise DatasetError(f"an integer of {digits} digits is outside the signed 64-bit range datasets hold")
+    return int(literal)
+
+
+def _location(parts: Sequence[int | str]) -> str:
+    """Where a validation error is (``nodes.0.text.<key>``), each part one line and bounded."""
+    return ".".join(one_line_message(str(part), MAX_LOCATION_PART_CHARS) for part in parts) or "dataset"
 
 
 def read_dataset(path: str | Path) -> Dataset:
@@ -160,7 +176,7 @@ def read_dataset(path: str | Path) -> Dataset:
         dataset = Dataset.model_validate(raw)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "dataset"
+        where = _location(first["loc"])
         message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())[:300]
         raise DatasetError(f"{source}: {where}: {message} ({error.error_count()} error(s))") from None
     except RecursionError:

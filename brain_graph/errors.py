@@ -20,6 +20,12 @@ def one_line_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{line[: limit - 40]}… ({len(line) - limit + 40} more characters)"
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """A bounded repr of a value an error quotes (a one-line error never echoes a huge input)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 class BrainGraphError(Exception):
     """Base class of every error brain-graph raises on purpose; its message is one bounded line
     whatever data it quotes."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.errors import ConfigurationError, InvalidRequestError
+from brain_graph.errors import ConfigurationError, InvalidRequestError, shown
 from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
 
 
@@ -79,7 +79,7 @@ class ProfileRegistry:
         unknown = sorted(set(kinds) - set(self.kinds))
         if unknown:
             raise InvalidRequestError(
-                "filter.profileKindIn", f"unknown profile kind(s) {unknown}; allowed: {list(self.kinds)}"
+                "filter.profileKindIn", f"unknown profile kind(s) {shown(unknown)}; allowed: {list(self.kinds)}"
             )
         return tuple(p for p in self.profiles if p.profile_kind in set(kinds))
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchRequest
 from brain_graph.errors import InvalidRequestError
+from brain_graph.errors import shown as _shown
 from brain_graph.security import ANONYMOUS, Principal
 from brain_graph.services import SearchServices
 from brain_graph.wire import SearchRequest
@@ -21,12 +22,6 @@ OPTION_NAMES = frozenset(field.alias or name for name, field in BrainSearchOptio
 
 def _field_path(location: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in location) or "request"
-
-
-def _shown(value: Any, limit: int = 80) -> str:
-    """A bounded repr of a rejected value (a one-line error never echoes a huge input)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def check_top_level_keys(value: Any) -> None:
@@ -106,7 +101,9 @@ def as_principal(value: Any) -> Principal | None:
         )
     unknown = sorted(str(key) for key in value if key not in PRINCIPAL_KEYS)
     if unknown:
-        raise InvalidRequestError("context.principal", f"unknown key(s) {unknown}; allowed: principalId, groups")
+        raise InvalidRequestError(
+            "context.principal", f"unknown key(s) {_shown(unknown)}; allowed: principalId, groups"
+        )
     if "principalId" in value and "principal_id" in value:
         raise InvalidRequestError("context.principal", "give principalId or principal_id, not both")
     principal_id = value.get("principalId", value.get("principal_id"))

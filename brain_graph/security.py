@@ -3,8 +3,9 @@
 ACL entries are typed: ``user:<principal id>`` or ``group:<group name>``. A principal matches an entry
 only within its kind: its id against ``user:`` entries, its groups against ``group:`` entries. Names
 (principal ids and group names) are refused when they are empty, longer than
-:data:`MAX_NAME_CHARS`, start or end with white space, hold control or line-separator characters, or
-start with a kind prefix (``user:``/``group:``, any case), so no name can be read as another kind.
+:data:`MAX_NAME_CHARS`, start or end with white space, hold control, format or line-separator
+characters (:func:`text_problem`), or start with a kind prefix (``user:``/``group:``, any case), so no
+name can be read as another kind and none prints like another.
 """
 
 from __future__ import annotations
@@ -20,14 +21,19 @@ AclKind = Literal["user", "group"]
 ACL_KINDS: tuple[AclKind, ...] = ("user", "group")
 MAX_NAME_CHARS = 256
 MAX_GROUPS = 1000
-_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# Control (Cc), format (Cf: zero-width characters, BOM, soft hyphen, bidi controls), surrogate (Cs)
+# and line or paragraph separator (Zl, Zp) characters.
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def text_problem(value: str) -> str | None:
-    """Why a string cannot be used as an identifier: control, surrogate or line-separator characters."""
+    """Why a string cannot be used as an identifier or a name: it holds a control, format (invisible:
+    zero-width, BOM, soft hyphen, bidi control), surrogate or line-separator character, so it would
+    print like another string or reorder the text around it. The one rule for ids, tenant ids, project
+    keys, principal ids, group names and ACL entries, for searching and loading alike."""
     for char in value:
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
-            return f"must not contain control or line-separator characters (found U+{ord(char):04X})"
+            return f"must not contain control, format or line-separator characters (found U+{ord(char):04X})"
     return None
 
 

@@ -5,14 +5,22 @@ the request can never open, close or forge a section of the pack.
 
 - Block text (a passage) is :func:`fenced` with a backtick fence longer than any backtick run inside
   it (at least three), so nothing inside can end the fence or be read as a heading, list, link or
-  HTML; line breaks inside are normalised to ``\\n`` and other control characters become spaces.
-- Inline text (titles, labels, query, kinds, node types, episode project keys) is :func:`inline`:
-  put on one line (every run of whitespace or control characters, ``\\r``, U+0085, U+2028 and U+2029
-  included, becomes one space), cut to its limit with ``…``, and every character markdown could act
-  on is backslash-escaped: ``\\ ` * [ ] < > # | ~ &``, and ``_`` unless it stands between two letters
-  or digits (where CommonMark never reads it as emphasis, so ``token_refresh.py`` stays readable).
-- Identifiers (node ids, the tenant id and project key of the scope line) are one-lined, cut, and
-  printed as a :func:`code_span` delimited by a backtick run longer than any inside.
+  HTML; line breaks inside are normalised to ``\\n``, other control characters become spaces, and
+  bidi controls (embeddings, overrides, isolates, marks: they reorder how the text around them is
+  displayed) are removed; other text is kept as it is.
+- Inline text (titles, labels, query, kinds, node types, episode project keys, citation titles) is
+  :func:`inline`: put on one line (every run of whitespace or control characters, ``\\r``, U+0085,
+  U+2028 and U+2029 included, becomes one space; format characters, category Cf: bidi controls,
+  zero-width characters, BOM, soft hyphen, are removed), cut to its limit with ``…``, and every
+  character markdown could act on is backslash-escaped: ``\\ ` * [ ] < > # | ~ &``, and ``_`` unless it
+  stands between two letters or digits (where CommonMark never reads it as emphasis, so
+  ``token_refresh.py`` stays readable). Bare URLs do not become links in GFM renderers (GitHub, chat
+  UIs), which link ``scheme://...`` and ``www....`` in plain text: the ``:`` of every ``://`` and the
+  ``.`` of a ``www.`` that starts a word are escaped too (``https\\://``, ``www\\.``), which renders
+  as the same text.
+- Identifiers (node ids, the tenant id and project key of the scope line) are one-lined (format
+  characters removed), cut, and printed as a :func:`code_span` delimited by a backtick run longer
+  than any inside.
 - URLs are printed only as ``<url>`` autolinks, and only when :func:`safe_url` accepts them (absolute
   ``http(s)`` URLs of printable ASCII without spaces, quotes, backslashes, backticks or angle
   brackets, within a length limit); any other URL is left out of the markdown.
@@ -29,6 +37,17 @@ _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc
 _CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # Cc except the tab
+# Bidi controls: ALM, LRM, RLM, the embeddings and overrides LRE RLE PDF LRO RLO, the isolates LRI RLI FSI PDI.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Unicode category Cf, format characters: invisible, they make text print like other text or reorder it.
+# Unicode 14.0 (Python 3.11's database) plus U+13439..U+1343F (Unicode 15.0); a regex, not a per-character
+# unicodedata lookup, because every inline field passes here. tests/unit/test_pack_safety.py checks it
+# against the running Python's unicodedata.
+_FORMAT = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
 _BACKTICKS = re.compile(r"`+")
 # Absolute http(s) URL of printable ASCII without space " ' < > \ ` (the ranges skip exactly those).
 _SAFE_URL = re.compile(r"https?://[!#-&(-;=?-\[\]-_a-~]+", re.IGNORECASE | re.ASCII)
@@ -40,13 +59,14 @@ MARKER_ROOM = 40  # room kept for the cut marker of an excerpt (more if its coun
 
 def _lines(text: str) -> list[str]:
     """The lines of ``text`` split at every Unicode line boundary, other control characters (but
-    tabs) replaced by spaces."""
-    return [_CONTROL_IN_LINE.sub(" ", line) for line in text.splitlines()]
+    tabs) replaced by spaces, bidi controls removed."""
+    return [_CONTROL_IN_LINE.sub(" ", line) for line in _BIDI.sub("", text).splitlines()]
 
 
 def clean_block(text: str) -> str:
-    """``text`` with every line boundary (``\\r\\n``, ``\\r``, U+0085, U+2028, ...) as ``\\n`` and
-    other control characters but tabs as spaces; never longer than ``text``."""
+    """``text`` with every line boundary (``\\r\\n``, ``\\r``, U+0085, U+2028, ...) as ``\\n``,
+    other control characters but tabs as spaces and bidi controls removed; never longer than
+    ``text``."""
     return "\n".join(_lines(text))
 
 
@@ -57,8 +77,9 @@ def normalize(text: str) -> str:
 
 
 def one_line(text: str | None) -> str:
-    """The text on a single line: every run of whitespace or control characters becomes one space."""
-    return " ".join(_CONTROL.sub(" ", text or "").split())
+    """The text on a single line: every run of whitespace or control characters becomes one space,
+    format characters (category Cf) are removed."""
+    return " ".join(_CONTROL.sub(" ", _FORMAT.sub("", text or "")).split())
 
 
 def normalize_code(text: str) -> str:
@@ -119,12 +140,24 @@ def fence_overhead(text: str) -> int:
     return 2 * len(fence_for(text)) + 2
 
 
+def _starts_link(text: str, index: int) -> bool:
+    """Whether ``text[index]`` is the ``:`` of a ``://`` or the ``.`` of a ``www.`` starting a word:
+    where GFM renderers start a link in plain text."""
+    if text[index] == ":":
+        return text.startswith("//", index + 1)
+    if text[index] == "." and index >= 3 and text[index - 3 : index].lower() == "www":
+        return index == 3 or not text[index - 4].isalnum()
+    return False
+
+
 def escape_inline(text: str) -> str:
     """Backslash-escape the characters markdown could act on in one-line text (see the module doc)."""
     out = []
     for index, char in enumerate(text):
         intraword = 0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
-        escaped = char in _ALWAYS_ESCAPED or (char == "_" and not intraword)
+        escaped = (
+            char in _ALWAYS_ESCAPED or (char == "_" and not intraword) or (char in ":." and _starts_link(text, index))
+        )
         out.append("\\" + char if escaped else char)
     return "".join(out)
 

@@ -1,9 +1,14 @@
 """Checks of everything a load writes, run before the first write on every backend.
 
-Whatever a backend could refuse half way (a string that is not valid Unicode, a non-finite number, a
-vector of the wrong dimension, an untyped ACL entry, an edge type outside the identifier grammar) is
-refused here first, as one :class:`~brain_graph.errors.DatasetError` line naming the record and field,
-so a rejected load writes nothing.
+Whatever a backend could refuse half way (a string that is not valid Unicode, a non-finite number, an
+integer outside the signed 64-bit range, a vector of the wrong dimension, an untyped ACL entry, an edge
+type outside the identifier grammar) is refused here first, as one
+:class:`~brain_graph.errors.DatasetError` line naming the record and field, so a rejected load writes
+nothing. So is what would load but mislead: an id, tenant id or project key that prints like another
+(white space at either end, invisible format characters; node ids hold no white space but single
+spaces), a url that is not an absolute ``http(s)`` URL (``javascript:``, ``data:``, a relative path:
+every url of a hit, passage or citation is a link a UI may render), and an ``acl`` on a node whose
+``secured`` is false (it would be public to everyone).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from brain_graph.contracts import MAX_PROJECT_CHARS, MAX_TENANT_CHARS, identifier_problem
 from brain_graph.errors import ConfigurationError, DatasetError
@@ -22,6 +28,9 @@ MAX_NODE_ID_CHARS = 512
 MAX_NODE_TYPE_CHARS = 128
 MAX_JSON_DEPTH = 32
 MAX_FLOAT32 = 3.4028234663852886e38  # vectors are stored as float32 on every backend
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1  # JSON integers every backend and JSON encoder (orjson) can hold
+MAX_URL_CHARS = 2_048
+URL_SCHEMES = frozenset({"http", "https"})
 
 
 def _string_problem(value: str) -> str | None:
@@ -37,8 +46,10 @@ def _json_problem(value: Any, depth: int = 0) -> str | None:
     """Why a property value is not plain, finite, storable JSON."""
     if depth > MAX_JSON_DEPTH:
         return f"is nested deeper than {MAX_JSON_DEPTH} levels"
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, int):
+        return None if MIN_INT64 <= value <= MAX_INT64 else "holds an integer outside the signed 64-bit range"
     if isinstance(value, float):
         return None if math.isfinite(value) else f"holds a non-finite number ({value})"
     if isinstance(value, str):
@@ -60,32 +71,71 @@ def _identifier(value: str, max_chars: int) -> str | None:
     return _string_problem(value) or identifier_problem(value, max_chars)
 
 
+def _node_id(value: str) -> str | None:
+    """An identifier whose only white space is single U+0020 spaces: ids are printed one-lined (as
+    code spans), where ``w1 `` would print like ``w1``, and ``w  1`` or ``w 1`` with a no-break space
+    like ``w 1``."""
+    problem = _identifier(value, MAX_NODE_ID_CHARS)
+    if problem is not None:
+        return problem
+    other = next((char for char in value if char.isspace() and char != " "), None)
+    if other is not None:
+        return f"must not contain white space other than single spaces (found U+{ord(other):04X})"
+    return "must not contain runs of spaces" if "  " in value else None
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` is not an absolute ``http(s)`` URL with a host, without white space or control
+    characters, of at most :data:`MAX_URL_CHARS` characters."""
+    problem = _string_problem(url)
+    if problem is not None:
+        return problem
+    if len(url) > MAX_URL_CHARS:
+        return f"must be at most {MAX_URL_CHARS} characters (got {len(url)})"
+    blank = next((char for char in url if char.isspace()), None)
+    if blank is not None:
+        return f"must not contain white space (found U+{ord(blank):04X})"
+    problem = text_problem(url)
+    if problem is not None:
+        return problem
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number in 0..65535 raises
+    except ValueError as error:
+        return f"is not a valid URL ({error})"
+    if parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
+        return "must be an absolute http(s) URL (http://host/... or https://host/...)"
+    return None
+
+
 def _first_problem(checks: Sequence[tuple[str, str | None]]) -> str | None:
     """``<field> <problem>`` of the first failed check."""
     return next((f"{field} {problem}" for field, problem in checks if problem is not None), None)
 
 
-def _acl_problem(acl: Sequence[str]) -> str | None:
+def _acl_problem(acl: Sequence[str], secured: bool) -> str | None:
     for entry in acl:
         try:
             parse_acl_entry(entry)
         except ValueError as error:
             return f"acl: {error}"
+    if acl and not secured:
+        return "acl given but secured is false (the node would be public): set secured to true or remove the acl"
     return None
 
 
 def _node_problem(node: NodeRecord) -> str | None:
     checks: list[tuple[str, str | None]] = [
         ("tenantId", _identifier(node.tenant_id, MAX_TENANT_CHARS)),
-        ("id", _identifier(node.node_id, MAX_NODE_ID_CHARS)),
+        ("id", _node_id(node.node_id)),
         ("nodeType", _identifier(node.node_type, MAX_NODE_TYPE_CHARS)),
         ("projectKey", None if node.project_key is None else _identifier(node.project_key, MAX_PROJECT_CHARS)),
         ("title", None if node.title is None else _string_problem(node.title)),
-        ("url", None if node.url is None else _string_problem(node.url) or text_problem(node.url)),
+        ("url", None if node.url is None else _url_problem(node.url)),
         ("text", _json_problem(dict(node.text))),
         ("properties", _json_problem(dict(node.properties))),
     ]
-    return _first_problem(checks) or _acl_problem(node.acl)
+    return _first_problem(checks) or _acl_problem(node.acl, node.secured)
 
 
 def _edge_problem(edge: EdgeRecord) -> str | None:
@@ -94,7 +144,7 @@ def _edge_problem(edge: EdgeRecord) -> str | None:
     except ConfigurationError as error:
         return f"edgeType: {error}"
     for field, value in (("fromNodeId", edge.from_node_id), ("toNodeId", edge.to_node_id)):
-        problem = _identifier(value, MAX_NODE_ID_CHARS)
+        problem = _node_id(value)
         if problem is not None:
             return f"{field} {problem}"
     problem = _json_problem(dict(edge.properties))
@@ -107,10 +157,10 @@ def _vector_problem(vector: VectorRecord, dimensions: Mapping[str, int]) -> str 
         return f"profile {vector.profile_id!r} comes without profile metadata"
     checks = (
         ("tenantId", _identifier(vector.tenant_id, MAX_TENANT_CHARS)),
-        ("nodeId", _identifier(vector.node_id, MAX_NODE_ID_CHARS)),
+        ("nodeId", _node_id(vector.node_id)),
         ("projectKey", None if vector.project_key is None else _identifier(vector.project_key, MAX_PROJECT_CHARS)),
     )
-    problem = _first_problem(checks) or _acl_problem(vector.acl)
+    problem = _first_problem(checks) or _acl_problem(vector.acl, vector.secured)
     if problem is not None:
         return problem
     if len(vector.vector) != expected:

@@ -4,10 +4,11 @@ The markdown has the sections ``# Brain search context`` (query and scope), ``##
 ``## Top hits`` and ``## Passages`` (one ``### [n] ...`` heading and one fenced block per passage).
 
 Neutralisation: no text from the data or the request can open, close or forge a section. Passage
-bodies are fenced with a backtick fence longer than any backtick run inside them; every inline
-field is put on one line and markdown-escaped (:func:`brain_graph.text.inline`), identifiers are
-code spans (:func:`brain_graph.text.code_span`), and only safe ``http(s)`` URLs are printed, as
-``<url>`` autolinks (:func:`brain_graph.text.safe_url`). The only headings and fences of the markdown
+bodies are fenced with a backtick fence longer than any backtick run inside them (bidi controls
+removed); every inline field is put on one line without format characters and markdown-escaped, bare
+URLs included (:func:`brain_graph.text.inline`), identifiers are code spans
+(:func:`brain_graph.text.code_span`), and only safe ``http(s)`` URLs are printed, as ``<url>``
+autolinks (:func:`brain_graph.text.safe_url`). The only headings, fences and links of the markdown
 are the pack's own.
 
 Citations: the first ``max_citations`` distinct hits in rank order, numbered from 1. Every hit,
@@ -82,7 +83,8 @@ def distinct_hits(hits: list[SearchHit]) -> list[SearchHit]:
 
 
 def citation_title(title: str | None, limits: SearchLimits) -> str | None:
-    """A citation's title: one line, at most ``max_title_chars`` (cut with ``…``)."""
+    """A citation's title: one line without format characters (bidi controls, zero-width characters:
+    :func:`~brain_graph.text.one_line`), at most ``max_title_chars`` (cut with ``…``)."""
     return None if title is None else clip(one_line(title), limits.max_title_chars)
 
 

@@ -10,11 +10,17 @@ cases through the rule and through every translator.
 - Cypher (Neo4j): :func:`cypher_visible` with :func:`cypher_params`; ``acl`` is a list property.
 - Weaviate: the tenant is the Weaviate tenant a query names (one per brain-graph tenant and
   generation), the rest is :func:`weaviate_visible`; candidates are re-checked with ``may_see``.
+- numpy (the embedded store's in-memory vector matrices): :func:`numpy_visible`, a boolean mask over
+  the cached ``secured`` column and an index of the rows naming each ACL entry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, LiteralString
+
+import numpy as np
+import numpy.typing as npt
 
 from brain_graph.security import AccessScope
 from brain_graph.stores.codec import canonical_json
@@ -75,3 +81,26 @@ def weaviate_visible(scope: AccessScope) -> Any:
     public = Filter.by_property("secured").equal(False)
     identities = list(scope.sorted_identities)
     return public | Filter.by_property("acl").contains_any(identities) if identities else public
+
+
+# -- numpy -------------------------------------------------------------------------------------
+
+
+def numpy_visible(
+    scope: AccessScope,
+    tenant_id: str,
+    secured: npt.NDArray[np.bool_],
+    acl_index: Mapping[str, npt.NDArray[np.intp]],
+) -> npt.NDArray[np.bool_]:
+    """Which rows of tenant ``tenant_id`` are visible in ``scope``: ``secured`` holds each row's flag,
+    ``acl_index`` maps each ACL entry to the rows whose ACL names it (a new array, one bool per row)."""
+    if tenant_id != scope.tenant_id:
+        return np.zeros(len(secured), dtype=np.bool_)
+    if scope.all_secured:
+        return np.ones(len(secured), dtype=np.bool_)
+    visible = ~secured
+    for identity in scope.sorted_identities:  # none without a principal (identities None or empty)
+        rows = acl_index.get(identity)
+        if rows is not None:
+            visible[rows] = True
+    return visible

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
 from brain_graph.environment import ENV_CONFIG, read_settings
@@ -60,7 +60,7 @@ from brain_graph.stores.base import (
     VectorRecord,
 )
 from brain_graph.stores.neo4j import cypher
-from brain_graph.stores.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j.client import Neo4jClient, uri_problem
 from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
 from brain_graph.stores.neo4j.graph import Neo4jGraphStore
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
@@ -83,6 +83,14 @@ class Neo4jWeaviateSettings(BaseSettings):
     weaviate_http_port: int = Field(default=8080, validation_alias="WEAVIATE_HTTP_PORT")
     weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
     weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri(cls, value: str) -> str:
+        problem = uri_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class CurrentGenerationIndex:

@@ -36,6 +36,10 @@ def bad_records(harness: Harness, case: str) -> tuple[list[NodeRecord], list[Edg
         "acl": lambda n: replace(n, secured=True, acl=(f"user:{SURROGATE}",)),
         "raw-acl": lambda n: replace(n, secured=True, acl=("alice",)),
         "non-finite": lambda n: replace(n, properties={"x": float("nan")}),
+        "big-integer": lambda n: replace(n, properties={"x": [1, 2**64]}),
+        "acl-not-secured": lambda n: replace(n, secured=False, acl=("group:g",)),
+        "script-url": lambda n: replace(n, url="javascript:alert(1)"),
+        "invisible-project": lambda n: replace(n, project_key="P\u200b"),
     }
     if case == "edge":
         edges[-1] = replace(edges[-1], properties={"note": SURROGATE})
@@ -48,7 +52,22 @@ def bad_records(harness: Harness, case: str) -> tuple[list[NodeRecord], list[Edg
     return nodes, edges, vectors
 
 
-CASES = ["text", "title", "properties", "property-key", "acl", "raw-acl", "non-finite", "edge", "vector", "dimension"]
+CASES = [
+    "text",
+    "title",
+    "properties",
+    "property-key",
+    "acl",
+    "raw-acl",
+    "non-finite",
+    "big-integer",
+    "acl-not-secured",
+    "script-url",
+    "invisible-project",
+    "edge",
+    "vector",
+    "dimension",
+]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from brain_graph import text as text_module
 from brain_graph.contracts import (
     MAX_MAX_EPISODES,
     MAX_QUERY_CHARS,
@@ -21,7 +23,17 @@ from brain_graph.nodes.assemble_passages import fit_passage, passage_text
 from brain_graph.nodes.build_pack import context_markdown_bound, render_markdown
 from brain_graph.services import SearchLimits, SearchServices
 from brain_graph.stores.base import NodeRecord
-from brain_graph.text import clean_block, code_span, excerpt, fence_overhead, fenced, inline, one_line, safe_url
+from brain_graph.text import (
+    clean_block,
+    code_span,
+    escape_inline,
+    excerpt,
+    fence_overhead,
+    fenced,
+    inline,
+    one_line,
+    safe_url,
+)
 from brain_graph.wire import RagPassage, SearchEpisode, SearchFilter, SearchHit, SearchRequest
 from tests.helpers import edge, make_store, node, request
 from tests.unit.hostile_graph import (
@@ -303,6 +315,34 @@ def test_cut_inline_fields_stay_within_their_limit() -> None:
             assert len(inline(text, limit)) <= limit
             assert len(code_span(text, limit)) <= limit
             assert parse_pack(f"- {code_span(text, limit)}").code_spans
+
+
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("see https://x.example/a", r"see https\://x.example/a"),
+        ("HTTP://X", r"HTTP\://X"),
+        ("(ftp://x)", r"(ftp\://x)"),
+        ("www.x.example and WWW.y", r"www\.x.example and WWW\.y"),
+        ("(www.x)", r"(www\.x)"),
+        ("awww.x 12:30 a:/b www x.www.y", r"awww.x 12:30 a:/b www x.www\.y"),
+    ],
+)
+def test_bare_urls_are_escaped_so_no_renderer_links_them(raw: str, escaped: str) -> None:
+    assert escape_inline(raw) == escaped
+    assert parse_pack(f"- **{escaped}**").strong == [raw]
+
+
+def test_format_characters_are_unicode_category_cf() -> None:
+    """``one_line`` removes exactly the Cf characters of this Python's Unicode database (they live in
+    planes 0, 1 and 14); unassigned code points the table lists for newer Unicode versions aside."""
+    planes = [*range(0x20000), *range(0xE0000, 0xF0000)]
+    listed = {code for code in planes if text_module._FORMAT.fullmatch(chr(code))}
+    cf = {code for code in planes if unicodedata.category(chr(code)) == "Cf"}
+    assert cf <= listed, [f"U+{code:04X}" for code in sorted(cf - listed)]
+    assert all(unicodedata.category(chr(code)) == "Cn" for code in listed - cf)
+    assert one_line("to\u00adken\u200b re\u202efresh\ufeff\u2066") == "token refresh"
+    assert clean_block("a\u202eb\u2067c\u200bd") == "abc\u200bd"  # bodies lose bidi controls only
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,9 @@ def test_invalid_acl_entries_are_refused(entry: object) -> None:
         parse_acl_entry(entry)
 
 
-@pytest.mark.parametrize("value", [Principal(""), {"principalId": ""}, {"principal_id": ""}])
+@pytest.mark.parametrize(
+    "value", [Principal(""), {"principalId": ""}, {"principal_id": ""}, {"principalId": "", "groups": ["security"]}]
+)
 def test_service_principal_mode_never_promotes_an_anonymous_principal(small_services: Any, value: Any) -> None:
     graph = build_graph(SearchServices(backend=small_services.backend, service_principal=True))
     with pytest.raises(AuthorizationError):

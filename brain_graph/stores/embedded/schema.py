@@ -29,6 +29,14 @@ CREATE TABLE IF NOT EXISTS profiles (
     profile_id TEXT PRIMARY KEY, embedder_name TEXT NOT NULL, dimension INTEGER NOT NULL
 );
 """
+# Every write transaction stores a new random token here, so readers can tell whether what they
+# cached from the file is current (:mod:`brain_graph.stores.embedded.vectors`); absent in a store no
+# write of this version touched yet.
+DATA_VERSION_KEY = "data_version"
+BUMP_DATA_VERSION = (
+    f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{DATA_VERSION_KEY}', lower(hex(randomblob(16))))"
+)
+READ_DATA_VERSION = f"SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'"
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
 

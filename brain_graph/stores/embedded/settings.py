@@ -34,5 +34,7 @@ class EmbeddedSettings(BaseSettings):
 
 
 def from_environment(**overrides: Any) -> EmbeddedStore:
-    """The store the environment describes (``overrides`` by field name, e.g. ``store_path``)."""
-    return EmbeddedStore(read_settings(EmbeddedSettings, **overrides).resolved_store_path)
+    """The store the environment describes (``overrides`` by field name, e.g. ``store_path``); a store
+    path given explicitly must exist for a search (see :class:`EmbeddedStore`)."""
+    settings = read_settings(EmbeddedSettings, **overrides)
+    return EmbeddedStore(settings.resolved_store_path, explicit=settings.store_path is not None)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.scoring import cosine, similarity_from_cosine
+from brain_graph.errors import BackendUnavailableError, ConfigurationError
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import sql_params, sql_visible
 from brain_graph.stores.base import (
@@ -27,18 +26,15 @@ from brain_graph.stores.base import (
     VectorRecord,
     edge_sort_key,
 )
-from brain_graph.stores.embedded.schema import meta_columns, node_meta
-from brain_graph.stores.embedded.writes import delete_where, write_load
+from brain_graph.stores.embedded.connections import ReadConnections
+from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, node_meta
+from brain_graph.stores.embedded.vectors import VectorCache, load_matrix, shared_cache
+from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_load
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
 
 BACKEND = "embedded store"
 
-VECTORS = (
-    "SELECT v.profile_id, v.node_id, v.vector FROM vectors v"
-    " WHERE v.tenant_id = :scope_tenant AND v.profile_id IN (SELECT value FROM json_each(:profiles))"
-    " AND (:project IS NULL OR v.project_key = :project) AND " + sql_visible("v")
-)
 NODES = (
     f"SELECT {meta_columns('n')} FROM nodes n WHERE n.tenant_id = :scope_tenant"
     " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
@@ -62,10 +58,12 @@ NEIGHBORS = (
     " WHERE adj.edge_type IN (SELECT value FROM json_each(:edge_types))"
     " AND adj.neighbor_id NOT IN (SELECT value FROM json_each(:exclude)) AND " + sql_visible("n")
 )
+# One index range per source node (the unary ``+`` keeps the type and target lists out of the index
+# lookup: as index constraints they multiply into |ids| x |types| x |ids| probes, 80 ms for 200 ids).
 EDGES_AMONG = (
     "SELECT edge_type, from_node_id, to_node_id, properties FROM edges"
-    " WHERE tenant_id = :scope_tenant AND edge_type IN (SELECT value FROM json_each(:edge_types))"
-    " AND from_node_id IN (SELECT value FROM json_each(:ids)) AND to_node_id IN (SELECT value FROM json_each(:ids))"
+    " WHERE tenant_id = :scope_tenant AND +edge_type IN (SELECT value FROM json_each(:edge_types))"
+    " AND from_node_id IN (SELECT value FROM json_each(:ids)) AND +to_node_id IN (SELECT value FROM json_each(:ids))"
 )
 # Visible clusters of the given members, each with its number of visible members (counted from the
 # cluster through the index of incoming edges; the planner would otherwise scan the tenant's nodes).
@@ -87,12 +85,22 @@ def _ids(values: Sequence[str]) -> str:
 
 
 class EmbeddedStore:
-    """Vector index, graph store, passage source and administration over one SQLite file."""
+    """Vector index, graph store, passage source and administration over one SQLite file.
+
+    A store that was never written reads as empty, unless ``explicit`` (the path was configured:
+    ``--store``, ``BRAIN_GRAPH_STORE_PATH``): then a search of it is a :class:`ConfigurationError`
+    saying how to fill it, so a mistyped path is not taken for a store without matches. A path that
+    cannot be a store (a directory, a file that is not a SQLite database, a folder on its way that is
+    a file) is a :class:`ConfigurationError` naming it, for searching and loading alike.
+    """
 
     name = "embedded"
+    vector_cache: VectorCache | None = None  # where vector matrices are kept; None: the process-wide one
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, explicit: bool = False) -> None:
         self.path = Path(path).expanduser()
+        self.explicit = explicit
+        self._connections = ReadConnections(self.path)  # reused between reads
         self._statements = 0
         self._lock = threading.Lock()
 
@@ -113,24 +121,32 @@ class EmbeddedStore:
         return self
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection | None]:
-        """A read-only connection, or None when no store has been written yet (an empty store)."""
+    def _read(self, *, missing_ok: bool = False) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection, or None when no store has been written yet (an empty store; for an
+        ``explicit`` path only if ``missing_ok``)."""
+        check_store_path(self.path)
         if not self.path.exists():
+            if self.explicit and not missing_ok:
+                raise ConfigurationError(
+                    f"embedded store {self.path} does not exist (--store or BRAIN_GRAPH_STORE_PATH names it); "
+                    f"fill it first: brain-graph load PATH --store {self.path}"
+                )
             yield None
             return
         try:
-            connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)
+            connection = self._connections.acquire()
         except sqlite3.Error as error:
-            raise BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
-        connection.row_factory = sqlite3.Row
+            raise open_error(self.path, error) or BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
         try:
             yield connection
         except sqlite3.OperationalError as error:
             if "no such table" in str(error):
-                raise BackendUnavailableError(BACKEND, f"{self.path} is not a brain-graph store") from error
+                raise ConfigurationError(f"embedded store {self.path} is not a brain-graph store") from error
             raise BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
+        except sqlite3.DatabaseError as error:
+            raise open_error(self.path, error) or BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
         finally:
-            connection.close()
+            self._connections.release(connection)
 
     def _rows(self, db: sqlite3.Connection, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
         """One counted statement."""
@@ -143,29 +159,38 @@ class EmbeddedStore:
     def query(
         self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
     ) -> list[VectorHit]:
+        """Exact search over in-memory matrices of the tenant's vectors (:mod:`.vectors`), read from the
+        file once per data version; two statements when they are cached (profiles, data version)."""
         with self._read() as db:
             if db is None or not queries:
                 return []
+            db.execute("BEGIN")  # one snapshot for what follows (ended when the connection is given back)
             indexed = {
                 row["profile_id"]: ProfileIndexInfo(row["profile_id"], row["embedder_name"], row["dimension"])
                 for row in self._rows(db, "SELECT profile_id, embedder_name, dimension FROM profiles", {})
             }
             for query in queries:
                 check_query_matches(query, indexed.get(query.profile_id))
+            version = next((row[0] for row in self._rows(db, READ_DATA_VERSION, {})), None)
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
-            params = {**sql_params(scope), "profiles": _ids(sorted(vectors_by_profile)), "project": project_key}
-            rows = self._rows(db, VECTORS, params)
-        per_profile: dict[str, list[VectorHit]] = {profile_id: [] for profile_id in vectors_by_profile}
-        for row in rows:
-            stored = array("f")
-            stored.frombytes(row["vector"])
-            score = similarity_from_cosine(cosine(vectors_by_profile[row["profile_id"]], stored))
-            per_profile[row["profile_id"]].append(VectorHit(row["node_id"], row["profile_id"], score))
-        hits: list[VectorHit] = []
-        for profile_hits in per_profile.values():
-            profile_hits.sort(key=lambda hit: (-hit.score, hit.node_id))
-            hits.extend(profile_hits[:top_k])
-        return hits
+            cache = self.vector_cache if self.vector_cache is not None else shared_cache()
+            file_key = str(self.path.resolve())
+
+            def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
+                return self._rows(db, sql, params)
+
+            matrices = {
+                profile_id: cache.get_or_load(
+                    (file_key, version, scope.tenant_id, profile_id),
+                    partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector)),
+                )
+                for profile_id, vector in vectors_by_profile.items()
+            }
+        return [
+            VectorHit(node_id, profile_id, score)
+            for profile_id, vector in vectors_by_profile.items()
+            for node_id, score in matrices[profile_id].search(vector, scope=scope, project_key=project_key, top_k=top_k)
+        ]
 
     # -- GraphStore ----------------------------------------------------------------------------
 
@@ -273,7 +298,7 @@ class EmbeddedStore:
             delete_where(self.path, ("vectors", "profiles"), "profile_id", profile_ids)
 
     def count(self, tenant_id: str) -> TenantCounts:
-        with self._read() as db:
+        with self._read(missing_ok=True) as db:
             if db is None:
                 return TenantCounts(0, 0, {})
             params = {"tenant": tenant_id}
@@ -293,4 +318,5 @@ class EmbeddedStore:
             return {"sqlite": self._statements}
 
     def close(self) -> None:
-        """Nothing to release: connections are opened per call."""
+        """Close the idle read connections (a later read opens a new one)."""
+        self._connections.close()

@@ -1,4 +1,6 @@
-"""Writes of the embedded store: a load in one SQLite transaction, and deletions."""
+"""Writes of the embedded store: a load in one SQLite transaction, and deletions; and the checks of
+the store's path shared with the reads (a path that cannot be a store is a one-line
+:class:`~brain_graph.errors.ConfigurationError` naming it, exit code 2 in the CLI)."""
 
 from __future__ import annotations
 
@@ -9,24 +11,82 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from brain_graph.errors import ConfigurationError
 from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
-from brain_graph.stores.embedded.schema import NODE_COLUMNS, SCHEMA, SCHEMA_VERSION
+from brain_graph.stores.embedded.schema import BUMP_DATA_VERSION, NODE_COLUMNS, SCHEMA, SCHEMA_VERSION
 from brain_graph.stores.identity import profile_conflict
 from brain_graph.write_checks import check_load
+
+SQLITE_CANTOPEN = 14
+SQLITE_NOTADB = 26
+
+
+def store_path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a store file: it is a directory, or the nearest existing folder on its
+    way is not a folder (``BRAIN_GRAPH_HOME`` naming a file); ``None`` otherwise."""
+    if path.is_dir():
+        return f"embedded store {path} is a directory, not a store file"
+    for parent in path.parents:
+        if parent.is_dir():
+            return None
+        if parent.exists():
+            return f"embedded store {path}: {parent} is not a folder"
+    return None
+
+
+def check_store_path(path: Path) -> None:
+    """Raise :class:`ConfigurationError` when ``path`` cannot be a store file (:func:`store_path_problem`)."""
+    problem = store_path_problem(path)
+    if problem is not None:
+        raise ConfigurationError(problem)
+
+
+def open_error(path: Path, error: sqlite3.Error) -> ConfigurationError | None:
+    """The configuration error an SQLite error opening ``path`` means (a file that is not a SQLite
+    database, a file that cannot be opened), or ``None`` for any other error."""
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == SQLITE_NOTADB:
+        return ConfigurationError(
+            f"embedded store {path} is not a SQLite database; point --store, BRAIN_GRAPH_STORE_PATH or "
+            "BRAIN_GRAPH_HOME at a brain-graph store (or at a file that does not exist yet, to create one)"
+        )
+    if code == SQLITE_CANTOPEN:
+        return ConfigurationError(f"embedded store {path} cannot be opened ({error})")
+    return None
+
+
+def _connect_for_writing(path: Path) -> sqlite3.Connection:
+    """A connection to the store at ``path``, created with its schema if needed."""
+    check_store_path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError(f"embedded store {path}: its folder cannot be created ({error.strerror})") from None
+    connection: sqlite3.Connection | None = None
+    try:
+        connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.executescript(SCHEMA)  # idempotent, outside the data transaction
+    except BaseException as error:
+        if connection is not None:
+            connection.close()
+        mapped = open_error(path, error) if isinstance(error, sqlite3.Error) else None
+        if mapped is None:
+            raise
+        raise mapped from None
+    return connection
 
 
 @contextmanager
 def _transaction(path: Path) -> Iterator[sqlite3.Connection]:
     """A write transaction on the store at ``path`` (created with its schema if needed), committed
     when the block ends, rolled back when it raises."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+    connection = _connect_for_writing(path)
     try:
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.executescript(SCHEMA)  # idempotent, outside the data transaction
         connection.execute("BEGIN IMMEDIATE")
         yield connection
+        connection.execute(BUMP_DATA_VERSION)  # readers' cached vectors of the file are now stale
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:

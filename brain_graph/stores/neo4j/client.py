@@ -6,7 +6,10 @@ each statement (a slow query), no managed-transaction retries, and ``liveness_ch
 pooled connection idle for over :data:`LIVENESS_CHECK_S` is checked before use, so one the server
 closed (a restart takes longer than that) is replaced at once and the next call succeeds, while the
 statements of one search reuse their connection unchecked. Driver and server errors become
-:class:`~brain_graph.errors.BackendUnavailableError` naming ``neo4j``. Every statement sent is counted
+:class:`~brain_graph.errors.BackendUnavailableError` naming ``neo4j``, except what the URI itself gets
+wrong: a URI :func:`uri_problem` refuses, or one the driver refuses (its configuration and value
+errors, e.g. an address it cannot resolve as given), is a
+:class:`~brain_graph.errors.ConfigurationError` naming ``NEO4J_URI``. Every statement sent is counted
 (:attr:`Neo4jClient.round_trips`).
 """
 
@@ -15,15 +18,41 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, TypeVar
+from urllib.parse import urlsplit
 
 import neo4j
+from neo4j.exceptions import ConfigurationError as DriverConfigurationError
 from neo4j.exceptions import DriverError, Neo4jError
 
-from brain_graph.errors import BackendUnavailableError
+from brain_graph.errors import BackendUnavailableError, ConfigurationError
 
 BACKEND = "neo4j"
 LIVENESS_CHECK_S = 1.0
 T = TypeVar("T")
+URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def uri_problem(uri: str) -> str | None:
+    """Why ``uri`` is not a Neo4j URI (``NEO4J_URI``): scheme one of :data:`URI_SCHEMES`, a host, a port
+    in 1..65535 if any, no white space or control characters; ``None`` if it is one."""
+    if any(char.isspace() or not char.isprintable() for char in uri):
+        return "must not contain white space or control characters"
+    try:
+        parts = urlsplit(uri)
+        port = parts.port
+    except ValueError as error:
+        return f"is not a valid URI ({error})"
+    if parts.scheme not in URI_SCHEMES:
+        return f"must start with one of {', '.join(f'{s}://' for s in URI_SCHEMES)} (e.g. bolt://127.0.0.1:7687)"
+    if not parts.hostname:
+        return "must name a host (e.g. bolt://127.0.0.1:7687)"
+    try:
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        return f"host {parts.hostname[:80]!r} is not a valid host name"
+    if port == 0:
+        return "must have a port in 1..65535"
+    return None
 
 
 class Neo4jClient:
@@ -49,9 +78,15 @@ class Neo4jClient:
         self._schema_ready = False
         self.round_trips = 0
 
+    def _misconfigured(self, problem: str) -> ConfigurationError:
+        return ConfigurationError(f"NEO4J_URI {self.uri!r}: {' '.join(problem.split())[:300]}")
+
     def _get_driver(self) -> neo4j.Driver:
         with self._lock:
             if self._driver is None:
+                problem = uri_problem(self.uri)
+                if problem is not None:
+                    raise self._misconfigured(problem)
                 self._driver = neo4j.GraphDatabase.driver(
                     self.uri,
                     auth=self._auth,
@@ -77,6 +112,12 @@ class Neo4jClient:
         """Run ``work`` on the driver; map driver and server errors."""
         try:
             return work(self._get_driver())
+        except DriverConfigurationError as error:
+            raise self._misconfigured(f"refused by the neo4j driver: {error}") from None
+        except ValueError as error:
+            if not isinstance(error.__cause__, OSError):  # not the driver failing to resolve the address
+                raise
+            raise self._misconfigured(f"refused by the neo4j driver: {error}") from None
         except (DriverError, Neo4jError) as error:
             raise self._unavailable(error) from None
 

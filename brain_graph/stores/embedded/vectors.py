@@ -1,0 +1,326 @@
+"""Vector search of the embedded store: in-memory matrices, a numpy candidate pass, exact re-scoring.
+
+The vectors of one profile of one tenant are read from SQLite once per data version of the store
+file and kept as a :class:`VectorMatrix`: the stored float32 rows, grouped by project key, with their
+node ids, project keys and visibility columns (``secured`` and, per ACL entry, the rows naming it).
+A query then
+
+1. computes the rows visible in its scope (:func:`brain_graph.stores.access.numpy_visible`, the one
+   access rule over the cached columns) and, with a project filter, works on that project's rows only
+   (a contiguous slice, no copy);
+2. scores them approximately with one float32 matrix-vector product (numpy/BLAS, outside the GIL);
+3. re-scores exactly every candidate that could be in the top ``top_k``: the best ``top_k`` rows
+   plus every row within :func:`candidate_margin` of the ``top_k``-th, so exact ties beyond any fixed
+   window are all re-scored. The exact pass is :func:`exact_cosines`, the same float64 left-to-right
+   accumulation as :func:`brain_graph.scoring.cosine` (bit-identical), then
+   :func:`~brain_graph.scoring.similarity_from_cosine`; hits are ordered by score, then node id.
+
+Degenerate inputs (a zero or non-finite query, rows with a norm outside ``[1e-15, 1e15]``, a
+``top_k``-th score near the lower clamp, few visible rows) skip the approximate pass for the rows
+concerned and are scored exactly.
+
+Invalidation: every write transaction of the store stores a new random token under
+``meta.data_version`` (:data:`~brain_graph.stores.embedded.schema.BUMP_DATA_VERSION`); a query reads
+it in the same read transaction as any vectors it loads, and matrices are keyed by (file, token,
+tenant, profile), so a load by another :class:`~brain_graph.stores.embedded.EmbeddedStore` or another
+process is seen by the next query. Matrices of an older token of the same file are dropped when a
+newer one is seen.
+
+Memory: matrices live in one process-wide LRU (:func:`shared_cache`) bounded by bytes
+(``BRAIN_GRAPH_VECTOR_CACHE_MB``, default :data:`DEFAULT_CACHE_MB`): about ``rows * (4 * dimension +
+100)`` bytes per matrix, e.g. 36 MB for 18,000 rows of 512 dimensions. A matrix larger than the budget
+is built for its query and not kept (each such query reads its vectors again); ``0`` disables caching.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import Field
+from pydantic_settings import BaseSettings
+
+from brain_graph.environment import ENV_CONFIG, read_settings
+from brain_graph.scoring import similarity_from_cosine
+from brain_graph.security import AccessScope
+from brain_graph.stores.access import numpy_visible
+
+DEFAULT_CACHE_MB = 512
+MiB = 1024 * 1024
+NORMAL_NORM_SQ = (1e-30, 1e30)  # rows (and queries) whose squared norm is outside are scored exactly
+EXACT_BELOW = 64  # fewer visible rows than this (or than top_k + this): score them all exactly
+EXACT_BLOCK = 2048  # rows per block of the exact pass over many rows (bounds its float64 temporaries)
+ROW_OVERHEAD = 100  # bytes per row besides the vector: node id string, list slot, norms, columns
+
+VECTORS_OF = (
+    "SELECT node_id, project_key, secured, acl, vector FROM vectors WHERE tenant_id = :tenant AND profile_id = :profile"
+)
+
+Rows = Callable[[str, Mapping[str, Any]], list[sqlite3.Row]]
+FloatArray = npt.NDArray[np.float64]
+
+
+def exact_cosines(
+    query: FloatArray, rows: npt.NDArray[np.float32], query_norm_sq: float, norms_sq: FloatArray
+) -> list[float]:
+    """:func:`brain_graph.scoring.cosine` of ``query`` (float64) with each float32 row, bit for bit: the
+    products and sums are the same float64 operations in the same order (``np.add.accumulate`` adds left
+    to right, unlike ``np.sum``); ``norms_sq`` are the rows' sums of squares, accumulated the same way."""
+    if len(rows) == 0:
+        return []
+    dots = np.add.accumulate(rows.astype(np.float64) * query, axis=1)[:, -1].tolist()
+    cosines = []
+    for dot, norm_sq in zip(dots, norms_sq.tolist(), strict=True):
+        cosines.append(0.0 if query_norm_sq == 0.0 or norm_sq == 0.0 else dot / math.sqrt(query_norm_sq * norm_sq))
+    return cosines
+
+
+def sums_of_squares(rows: npt.NDArray[np.float32]) -> FloatArray:
+    """Each row's float64 sum of squares, accumulated left to right (as :func:`~brain_graph.scoring.cosine`)."""
+    out = np.zeros(len(rows), dtype=np.float64)
+    if rows.shape[1] == 0:
+        return out
+    for start in range(0, len(rows), EXACT_BLOCK):
+        block = rows[start : start + EXACT_BLOCK].astype(np.float64)
+        out[start : start + len(block)] = np.add.accumulate(block * block, axis=1)[:, -1]
+    return out
+
+
+def candidate_margin(dimension: int) -> float:
+    """How far below the ``top_k``-th approximate cosine a row must be to be left out.
+
+    The approximate cosine of a row is ``(row . q32) * inv_norm32`` with ``q32`` the unit query in
+    float32: for rows and queries of normal norm it is within ``delta = (dimension + 8) * 2**-24``
+    (with 10% slack) of the exact cosine, whatever the summation order (the usual bound
+    ``gamma_n * sum|x_i y_i| <= gamma_n * |x| |y|``, plus the roundings of ``q32``, ``inv_norm32`` and
+    the product). The ``top_k`` best approximate rows have exact cosines at least ``A_k - delta``, so a
+    row below ``A_k - 2 delta - 4e-6`` has an exact cosine more than ``2e-6`` below the ``top_k``-th
+    exact one: its score, rounded to 6 decimals of ``(1 + cosine) / 2``, is strictly lower."""
+    delta = (dimension + 8) * 2.0**-24 * 1.1
+    return 2 * delta + 4e-6
+
+
+@dataclass(frozen=True)
+class VectorMatrix:
+    """The vectors of one profile of one tenant, as stored, rows grouped by project key."""
+
+    tenant_id: str
+    node_ids: list[str]
+    vectors: npt.NDArray[np.float32]  # (rows, dimension), the stored float32 values
+    norms_sq: FloatArray  # exact sums of squares (float64, left to right)
+    inv_norms: npt.NDArray[np.float32]  # 1 / norm for the approximate pass; 0 for rows scored exactly
+    exact_rows: npt.NDArray[np.intp]  # rows of abnormal norm: always re-scored exactly
+    projects: dict[str | None, tuple[int, int]]  # project key -> its rows [start, end)
+    secured: npt.NDArray[np.bool_]
+    acl_index: dict[str, npt.NDArray[np.intp]]  # ACL entry -> rows naming it
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.vectors, self.norms_sq, self.inv_norms, self.exact_rows, self.secured)
+        return (
+            sum(a.nbytes for a in arrays)
+            + sum(a.nbytes for a in self.acl_index.values())
+            + ROW_OVERHEAD * len(self.node_ids)
+        )
+
+    @classmethod
+    def from_rows(cls, tenant_id: str, dimension: int, rows: Sequence[sqlite3.Row]) -> VectorMatrix:
+        """Build from ``node_id, project_key, secured, acl, vector`` rows (any order)."""
+        ordered = sorted(rows, key=lambda r: (r["project_key"] is None, r["project_key"] or "", r["node_id"]))
+        width = 4 * dimension
+        blobs = [row["vector"] for row in ordered]
+        if any(len(blob) != width for blob in blobs):
+            raise ValueError(f"stored vectors of tenant {tenant_id!r} do not all have dimension {dimension}")
+        vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dimension)
+        norms_sq = sums_of_squares(vectors)
+        normal = (norms_sq >= NORMAL_NORM_SQ[0]) & (norms_sq <= NORMAL_NORM_SQ[1])
+        inv_norms = np.zeros(len(blobs), dtype=np.float32)
+        inv_norms[normal] = 1.0 / np.sqrt(norms_sq[normal])
+        projects: dict[str | None, tuple[int, int]] = {}
+        acl_lists: dict[str, list[int]] = {}
+        secured = np.zeros(len(blobs), dtype=np.bool_)
+        for index, row in enumerate(ordered):
+            start, _ = projects.get(row["project_key"], (index, index))
+            projects[row["project_key"]] = (start, index + 1)
+            if row["secured"]:
+                secured[index] = True
+                for entry in json.loads(row["acl"]):
+                    acl_lists.setdefault(entry, []).append(index)
+        return cls(
+            tenant_id=tenant_id,
+            node_ids=[row["node_id"] for row in ordered],
+            vectors=vectors,
+            norms_sq=norms_sq,
+            inv_norms=inv_norms,
+            exact_rows=np.flatnonzero(~normal),
+            projects=projects,
+            secured=secured,
+            acl_index={entry: np.asarray(rows_, dtype=np.intp) for entry, rows_ in acl_lists.items()},
+        )
+
+    def visible(self, scope: AccessScope) -> npt.NDArray[np.bool_]:
+        """Which rows ``scope`` may see (the access rule over the cached columns)."""
+        return numpy_visible(scope, self.tenant_id, self.secured, self.acl_index)
+
+    def search(
+        self, query: Sequence[float], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[tuple[str, float]]:
+        """The best ``top_k`` visible rows (of ``project_key`` if set) as (node id, score), ordered by
+        score descending then node id; scores as :func:`~brain_graph.scoring.similarity_from_cosine` of
+        :func:`~brain_graph.scoring.cosine` of ``query`` and the stored vector."""
+        if top_k <= 0 or not self.node_ids:
+            return []
+        if project_key is None:
+            start, end = 0, len(self.node_ids)
+        elif project_key in self.projects:
+            start, end = self.projects[project_key]
+        else:
+            return []
+        visible = self.visible(scope)[start:end]
+        q = np.asarray(query, dtype=np.float64)
+        q_norm_sq = float(np.add.accumulate(q * q)[-1]) if len(q) else 0.0
+        if q_norm_sq == 0.0:  # the reference cosine is 0.0 for every row: all tie, by node id
+            ids = heapq.nsmallest(top_k, (self.node_ids[row] for row in (np.flatnonzero(visible) + start).tolist()))
+            return [(node_id, similarity_from_cosine(0.0)) for node_id in ids]
+        candidates = self._candidates(q, q_norm_sq, visible, start, end, top_k)
+        if len(candidates) > EXACT_BLOCK:  # degenerate: many rows scored exactly, keep the best as we go
+            best: list[tuple[float, str]] = []
+            for at in range(0, len(candidates), EXACT_BLOCK):
+                best = heapq.nsmallest(top_k, best + self._scored(q, q_norm_sq, candidates[at : at + EXACT_BLOCK]))
+            return [(node_id, -negated) for negated, node_id in best]
+        scored = sorted(self._scored(q, q_norm_sq, candidates))[:top_k]
+        return [(node_id, -negated) for negated, node_id in scored]
+
+    def _scored(self, q: FloatArray, q_norm_sq: float, rows: npt.NDArray[np.intp]) -> list[tuple[float, str]]:
+        """(-score, node id) of ``rows``, scored exactly."""
+        cosines = exact_cosines(q, self.vectors[rows], q_norm_sq, self.norms_sq[rows])
+        return [
+            (-similarity_from_cosine(cosine), self.node_ids[row])
+            for cosine, row in zip(cosines, rows.tolist(), strict=True)
+        ]
+
+    def _candidates(
+        self, q: FloatArray, q_norm_sq: float, visible: npt.NDArray[np.bool_], start: int, end: int, top_k: int
+    ) -> npt.NDArray[np.intp]:
+        """Rows (absolute indices) that may be in the exact top ``top_k`` of the visible rows in [start, end)."""
+        all_visible = np.flatnonzero(visible) + start
+        regular = len(all_visible) >= top_k + EXACT_BELOW and NORMAL_NORM_SQ[0] <= q_norm_sq <= NORMAL_NORM_SQ[1]
+        if not regular or not np.isfinite(q).all():
+            return all_visible
+        unit = (q / math.sqrt(q_norm_sq)).astype(np.float32)
+        approximate = self.vectors[start:end] @ unit  # float32 matrix-vector product, outside the GIL
+        approximate *= self.inv_norms[start:end]
+        approximate[~visible] = -np.inf
+        exact_rows = self.exact_rows[(self.exact_rows >= start) & (self.exact_rows < end)]
+        exact_rows = exact_rows[visible[exact_rows - start]]
+        approximate[exact_rows - start] = -np.inf
+        if len(all_visible) - len(exact_rows) < top_k:
+            return all_visible
+        kth = float(np.partition(approximate, len(approximate) - top_k)[len(approximate) - top_k])
+        floor = kth - candidate_margin(self.vectors.shape[1])
+        if floor <= -1.0:  # scores near the lower clamp (0) tie whatever the distance: score all exactly
+            return all_visible
+        window = np.flatnonzero(approximate >= floor) + start
+        return np.concatenate((window, exact_rows)) if len(exact_rows) else window
+
+
+CacheKey = tuple[str, str | None, str, str]  # (store file, data version, tenant, profile)
+
+
+class VectorCache:
+    """A process-wide LRU of :class:`VectorMatrix` bounded by bytes; thread-safe, one load per key at a time."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[CacheKey, VectorMatrix] = OrderedDict()
+        self._versions: dict[str, str | None] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._loading: dict[CacheKey, threading.Lock] = {}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now."""
+        with self._lock:
+            return self._bytes
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._versions.clear()
+            self._bytes = 0
+
+    def _forget_other_versions(self, path: str, version: str | None) -> None:
+        if path in self._versions and self._versions[path] != version:
+            for key in [key for key in self._entries if key[0] == path and key[1] != version]:
+                self._bytes -= self._entries.pop(key).nbytes
+        self._versions[path] = version
+
+    def get_or_load(self, key: CacheKey, load: Callable[[], VectorMatrix]) -> VectorMatrix:
+        """The matrix of ``key``, loaded with ``load()`` when not held (kept if it fits the budget)."""
+        with self._lock:
+            self._forget_other_versions(key[0], key[1])
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is not None:
+                    self._entries.move_to_end(key)
+                    return entry
+            try:
+                entry = load()
+            finally:
+                with self._lock:
+                    self._loading.pop(key, None)
+            with self._lock:
+                if entry.nbytes <= self.max_bytes and self._versions.get(key[0]) == key[1]:
+                    self._entries[key] = entry
+                    self._bytes += entry.nbytes
+                    while self._bytes > self.max_bytes:
+                        _, evicted = self._entries.popitem(last=False)
+                        self._bytes -= evicted.nbytes
+            return entry
+
+
+class VectorCacheSettings(BaseSettings):
+    """``BRAIN_GRAPH_VECTOR_CACHE_MB``: the budget of the process-wide cache of vector matrices."""
+
+    model_config = ENV_CONFIG
+
+    vector_cache_mb: int = Field(default=DEFAULT_CACHE_MB, ge=0, validation_alias="BRAIN_GRAPH_VECTOR_CACHE_MB")
+
+
+_shared: VectorCache | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_cache() -> VectorCache:
+    """The process-wide cache of every :class:`~brain_graph.stores.embedded.EmbeddedStore` without its
+    own, sized from the environment when first used."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = VectorCache(read_settings(VectorCacheSettings).vector_cache_mb * MiB)
+        return _shared
+
+
+def load_matrix(rows: Rows, tenant_id: str, profile_id: str, dimension: int) -> VectorMatrix:
+    """Read one profile's vectors of one tenant with the counted statement runner ``rows``."""
+    return VectorMatrix.from_rows(tenant_id, dimension, rows(VECTORS_OF, {"tenant": tenant_id, "profile": profile_id}))
