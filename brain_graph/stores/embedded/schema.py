@@ -56,6 +56,6 @@ def node_meta(row: sqlite3.Row) -> NodeRecord:
         title=row["title"],
         url=row["url"],
         secured=bool(row["secured"]),
-        acl=tuple(json.loads(row["acl"])),
+        acl=() if row["acl"] == "[]" else tuple(json.loads(row["acl"])),  # most nodes: public, no ACL
         properties=json.loads(row["properties"]),
     )

@@ -238,7 +238,11 @@ class EmbeddedStore:
             rows = self._rows(db, EDGES_AMONG, params)
         edges = [
             EdgeRecord(
-                scope.tenant_id, row["edge_type"], row["from_node_id"], row["to_node_id"], json.loads(row["properties"])
+                scope.tenant_id,
+                row["edge_type"],
+                row["from_node_id"],
+                row["to_node_id"],
+                {} if row["properties"] == "{}" else json.loads(row["properties"]),  # most edges have none
             )
             for row in rows
         ]
