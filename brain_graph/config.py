@@ -14,10 +14,13 @@ from brain_graph.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
 from brain_graph.environment import ENV_CONFIG, read_settings
 from brain_graph.errors import ConfigurationError
 from brain_graph.profiles import default_profiles
+from brain_graph.ranking import GraphScoring
 from brain_graph.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
 from brain_graph.stores.base import StorageBackend
 from brain_graph.stores.registry import allowed_backends, backend_names, build_backend
 from brain_graph.vocabulary import check_edge_type
+
+DEFAULT_SCORING = GraphScoring()
 
 
 class Settings(BaseSettings):
@@ -33,6 +36,23 @@ class Settings(BaseSettings):
     safe_edge_types: str = Field(
         default=",".join(DEFAULT_SAFE_EDGE_TYPES), validation_alias="BRAIN_GRAPH_SAFE_EDGE_TYPES"
     )
+    graph_boosts: bool = Field(default=DEFAULT_SCORING.graph_boosts, validation_alias="BRAIN_GRAPH_GRAPH_BOOSTS")
+    link_weight: float = Field(
+        default=DEFAULT_SCORING.link_weight, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_LINK_WEIGHT"
+    )
+    hop_decay: float = Field(
+        default=DEFAULT_SCORING.hop_decay, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_HOP_DECAY"
+    )
+    hub_degree: int = Field(
+        default=DEFAULT_SCORING.hub_degree, ge=0, le=100_000, validation_alias="BRAIN_GRAPH_HUB_DEGREE"
+    )
+    neighbors_per_node: int = Field(
+        default=DEFAULT_SCORING.neighbors_per_node, ge=0, le=100_000, validation_alias="BRAIN_GRAPH_NEIGHBORS_PER_NODE"
+    )
+    max_seeds: int = Field(
+        default=DEFAULT_SCORING.max_seeds, ge=0, le=100_000, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
+    )
+    edge_weights: str = Field(default="", validation_alias="BRAIN_GRAPH_EDGE_WEIGHTS")
 
     @field_validator("backend")
     @classmethod
@@ -58,6 +78,35 @@ class Settings(BaseSettings):
                 ) from None
         return value
 
+    @field_validator("edge_weights")
+    @classmethod
+    def _edge_weights(cls, value: str) -> str:
+        """``TYPE=weight`` pairs, comma-separated, each weight in 0..1."""
+        edge_weight_map(value)
+        return value
+
+
+def edge_weight_map(value: str) -> dict[str, float]:
+    """The weights of a ``BRAIN_GRAPH_EDGE_WEIGHTS`` value (``DEPENDS_ON=1,IN_CLUSTER=0.5``)."""
+    weights: dict[str, float] = {}
+    for pair in (part.strip() for part in value.split(",")):
+        if not pair:
+            continue
+        name, _, number = pair.partition("=")
+        try:
+            weight = float(number)
+            check_edge_type(name.strip())
+        except (ValueError, ConfigurationError):
+            weight = float("nan")
+        if not 0.0 <= weight <= 1.0:
+            raise PydanticCustomError(
+                "edge_weights",
+                "comma-separated TYPE=weight pairs with UPPER_SNAKE_CASE types and weights in 0..1; {pair} is not one",
+                {"pair": repr(pair[:80])},
+            )
+        weights[name.strip()] = weight
+    return weights
+
 
 def safe_edge_type_names(value: str) -> list[str]:
     """The edge types of a ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` value (comma-separated, blanks ignored)."""
@@ -72,7 +121,7 @@ def load_settings() -> Settings:
 
 def build_services(settings: Settings | None = None, *, backend: StorageBackend | None = None) -> SearchServices:
     """Services from configuration: the backend (built from its own settings unless given), the default
-    profiles, the edge allowlist, limits."""
+    profiles, the edge allowlist, limits and the graph-aware scoring settings."""
     settings = settings or load_settings()
     safe = safe_edge_type_names(settings.safe_edge_types)
     return SearchServices(
@@ -80,6 +129,15 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
         profiles=default_profiles(),
         edges=EdgeRegistry.with_safe(safe),
         limits=SearchLimits(max_expand_depth=settings.max_expand_depth),
+        scoring=GraphScoring(
+            graph_boosts=settings.graph_boosts,
+            link_weight=settings.link_weight,
+            hop_decay=settings.hop_decay,
+            hub_degree=settings.hub_degree,
+            neighbors_per_node=settings.neighbors_per_node,
+            max_seeds=settings.max_seeds,
+            edge_weights=edge_weight_map(settings.edge_weights),
+        ),
         service_principal=settings.service_principal,
     )
 

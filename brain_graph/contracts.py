@@ -6,7 +6,7 @@ seed's camelCase name, because the models validate and serialise by alias.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -157,13 +157,66 @@ class BrainRagPassage(WireModel):
     url: str | None = None
 
 
+class BrainCandidateSupport(WireModel):
+    """One seed's part in a candidate's graph evidence (see :mod:`brain_graph.ranking`)."""
+
+    seed_node_id: str
+    seed_score: float
+    hops: int
+    via_node_id: str
+    edge_type: str
+    direction: Literal["out", "in"]
+    path_weight: float
+    contribution: float = Field(description="linkWeight * (seedScore - marginFloor) * pathWeight, rounded.")
+
+
+class BrainScoringBreakdown(WireModel):
+    """Every term of ``adjustedScore = vector + graph``."""
+
+    vector: float
+    graph: float
+    margin_floor: float = Field(description="The weakest hit's score; a seed lends its margin above it.")
+    link_weight: float
+    support: list[BrainCandidateSupport]
+
+
+class BrainCandidateVia(WireModel):
+    """How a node reached by expansion was reached: its strongest supporting seed and path."""
+
+    seed_node_id: str
+    via_node_id: str
+    edge_type: str
+    direction: Literal["out", "in"]
+    hops: int
+
+
+class BrainSearchCandidate(WireModel):
+    """A ranked candidate: a vector hit or a node reached by expansion, with its scores."""
+
+    node_id: str
+    node_type: str
+    title: str | None = None
+    url: str | None = None
+    profile_id: str | None = None
+    vector_score: float | None = Field(description="Similarity to the query in 0..1; None without a vector.")
+    adjusted_score: float = Field(description="vectorScore plus the graph evidence (scoringBreakdown).")
+    reached_by: Literal["vector", "graph"]
+    hops: int
+    via: BrainCandidateVia | None = None
+    scoring_breakdown: BrainScoringBreakdown
+
+
 class BrainCitation(WireModel):
-    """A structured citation of the prompt pack."""
+    """A structured citation of the prompt pack, in rank order."""
 
     source_node_id: str
     url: str | None
     title: str | None
     node_type: str
+    vector_score: float | None = None
+    adjusted_score: float
+    reached_by: Literal["vector", "graph"]
+    via: BrainCandidateVia | None = None
 
 
 class BrainPromptPack(WireModel):
@@ -182,6 +235,9 @@ class BrainSearchResult(WireModel):
     graph_edges: list[BrainGraphEdge]
     passages: list[BrainRagPassage]
     prompt_pack: BrainPromptPack
+    candidates: list[BrainSearchCandidate] = Field(
+        default_factory=list, description="Hits and expanded nodes, ranked by adjustedScore (the pack's order)."
+    )
 
 
 QueryText = Annotated[

@@ -19,9 +19,12 @@ class BrainSearchRetriever(BaseRetriever):
     """One brain_search per query; one :class:`Document` per passage, in rank order.
 
     ``page_content`` is the passage text; ``metadata`` holds ``sourceNodeId``, ``sourceKind``,
-    ``url``, ``title``, ``nodeType``, ``score`` (the hit's similarity) and ``citation`` (the passage's
-    ``[n]`` number in the prompt pack, or ``None`` beyond the citation limit). ``Document.id`` is the
-    source node id.
+    ``url``, ``title``, ``nodeType``, the passage's candidate scores (``adjustedScore``, the rank
+    score; ``score``, the same value; ``vectorScore``, the similarity to the query, ``None`` without
+    a vector), ``reachedBy`` (``vector`` for a hit, ``graph`` for a node reached by expansion), ``via``
+    (how expansion reached it, camelCase, ``None`` for a hit) and ``citation`` (the passage's ``[n]``
+    number in the prompt pack, or ``None`` beyond the citation limit). ``Document.id`` is the source
+    node id.
 
     Give a compiled ``graph`` (e.g. from :func:`brain_graph.build_graph`), or ``services`` to build
     one, or neither to use the environment's services. ``secured`` searches need a ``principal``
@@ -76,19 +79,25 @@ class BrainSearchRetriever(BaseRetriever):
 
 
 def to_documents(result: BrainSearchResult) -> list[Document]:
-    """The passages of a search result as documents, in the result's (rank) order."""
-    hits = {hit.node_id: hit for hit in result.hits}
+    """The passages of a search result as documents, in the result's (rank) order, each with the
+    scores of its candidate."""
+    candidates = {candidate.node_id: candidate for candidate in result.candidates}
     numbers = {citation.source_node_id: index for index, citation in enumerate(result.prompt_pack.citations, 1)}
     documents = []
     for passage in result.passages:
-        hit = hits.get(passage.source_node_id)
+        candidate = candidates.get(passage.source_node_id)
+        via = candidate.via if candidate is not None else None
         metadata = {
             "sourceNodeId": passage.source_node_id,
             "sourceKind": passage.source_kind,
             "url": passage.url,
-            "title": hit.title if hit is not None else None,
-            "nodeType": hit.node_type if hit is not None else None,
-            "score": hit.score if hit is not None else None,
+            "title": candidate.title if candidate is not None else None,
+            "nodeType": candidate.node_type if candidate is not None else None,
+            "score": candidate.adjusted_score if candidate is not None else None,
+            "adjustedScore": candidate.adjusted_score if candidate is not None else None,
+            "vectorScore": candidate.vector_score if candidate is not None else None,
+            "reachedBy": candidate.reached_by if candidate is not None else None,
+            "via": via.model_dump(by_alias=True) if via is not None else None,
             "citation": numbers.get(passage.source_node_id),
         }
         documents.append(Document(id=passage.source_node_id, page_content=passage.text, metadata=metadata))

@@ -8,6 +8,7 @@ from typing import ClassVar
 from brain_graph.edges import EdgeRegistry
 from brain_graph.errors import ConfigurationError
 from brain_graph.profiles import ProfileRegistry, default_profiles
+from brain_graph.ranking import GraphScoring
 from brain_graph.stores.base import StorageBackend
 
 DEFAULT_MAX_EXPAND_DEPTH = 3
@@ -21,10 +22,11 @@ class SearchLimits:
     excerpt limit (titles ``max_title_chars``); all passages together, each counted with the fence
     the prompt pack puts around it, at most ``passage_budget_chars``; a passage that would be cut
     below ``min_passage_chars`` is left out with the ones after it. Prompt pack: at most
-    ``max_citations`` hits are cited and listed; what it prints of a title or label is at most
-    ``max_title_chars`` characters, of an id, tenant or project key ``max_id_chars``, of a node type
-    or kind ``max_kind_chars``; urls longer than ``max_url_chars`` are left out of the markdown.
-    Together these bound the markdown (``brain_graph.nodes.build_pack.context_markdown_bound``).
+    ``max_citations`` candidates are cited and listed, and at most ``max_facts`` relationships among
+    them; what it prints of a title or label is at most ``max_title_chars`` characters, of an id,
+    tenant or project key ``max_id_chars``, of a node type or kind ``max_kind_chars``; urls longer
+    than ``max_url_chars`` are left out of the markdown. Together these bound the markdown
+    (``brain_graph.nodes.build_pack.context_markdown_bound``).
     """
 
     max_expand_depth: int = DEFAULT_MAX_EXPAND_DEPTH
@@ -37,6 +39,7 @@ class SearchLimits:
     code_excerpt_chars: int = 1_200
     max_passages: int = 40
     max_citations: int = 60
+    max_facts: int = 60
     max_title_chars: int = 200
     max_id_chars: int = 160
     max_kind_chars: int = 40
@@ -56,6 +59,7 @@ class SearchLimits:
 @dataclass(frozen=True)
 class SearchServices:
     """The dependencies of the pipeline, handed to the nodes through the LangGraph runtime context.
+    ``scoring`` holds the settings of the graph-aware ranking (:mod:`brain_graph.ranking`).
 
     ``service_principal`` enables the service-principal mode: a secured search without a principal
     sees every item of its tenant instead of failing closed. Off unless configured.
@@ -65,4 +69,5 @@ class SearchServices:
     profiles: ProfileRegistry = field(default_factory=default_profiles)
     edges: EdgeRegistry = field(default_factory=EdgeRegistry)
     limits: SearchLimits = field(default_factory=SearchLimits)
+    scoring: GraphScoring = field(default_factory=GraphScoring)
     service_principal: bool = False

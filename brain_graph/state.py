@@ -22,6 +22,7 @@ from brain_graph.wire import (
     NodeMeta,
     PromptPack,
     RagPassage,
+    SearchCandidate,
     SearchEpisode,
     SearchHit,
     SearchRequest,
@@ -57,6 +58,7 @@ class BrainSearchOutput(TypedDict):
     graphEdges: list[GraphEdge]
     passages: list[RagPassage]
     promptPack: PromptPack
+    candidates: list[SearchCandidate]
 
 
 class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
@@ -64,7 +66,8 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
 
     ``embed`` writes ``request`` (the validated request, defaults applied) and ``queryVectors``
     (embedder id -> vector); ``retrieve`` writes ``hits`` and ``nodeRecords`` (metadata of the nodes
-    read so far, by id); ``expand`` ``graphNodes``, ``graphEdges`` and more ``nodeRecords``;
+    read so far, by id); ``expand`` ``graphNodes``, ``graphEdges``, more ``nodeRecords`` and
+    ``candidates`` (hits and expanded nodes ranked by :mod:`brain_graph.ranking`);
     ``score_episodes`` ``episodes`` and ``episodeLabels``; ``assemble_passages`` ``passages``;
     ``build_pack`` ``promptPack``.
     """

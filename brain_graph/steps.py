@@ -25,7 +25,7 @@ from brain_graph.wire import SearchRequest
 logger = logging.getLogger("brain_graph.pipeline")
 
 MAX_LOGGED_QUERY_CHARS = 200
-RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "episodes", "passages")
+RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "candidates", "episodes", "passages")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ CLUSTER = "kg.cluster"
 HAS_SIGNAL = "HAS_SIGNAL"
 IN_CLUSTER = "IN_CLUSTER"
 
+MAX_EDGE_TYPE_CHARS = 64
 _EDGE_TYPE_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 
 

@@ -95,13 +95,72 @@ class RagPassage(TypedDict):
     url: str | None
 
 
+class CandidateSupport(TypedDict):
+    """One seed's part in a candidate's graph evidence: the seed (a hit) and its score, the best path
+    from it (``hops`` long, its last edge ``edgeType`` from ``viaNodeId``, ``direction`` ``out`` when
+    that edge points from ``viaNodeId`` to the candidate), the path's weight and the score it adds."""
+
+    seedNodeId: str
+    seedScore: float
+    hops: int
+    viaNodeId: str
+    edgeType: str
+    direction: Literal["out", "in"]
+    pathWeight: float
+    contribution: float
+
+
+class ScoringBreakdown(TypedDict):
+    """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``."""
+
+    vector: float
+    graph: float
+    marginFloor: float
+    linkWeight: float
+    support: list[CandidateSupport]
+
+
+class CandidateVia(TypedDict):
+    """How a node reached by expansion was reached: its strongest supporting seed and path."""
+
+    seedNodeId: str
+    viaNodeId: str
+    edgeType: str
+    direction: Literal["out", "in"]
+    hops: int
+
+
+class SearchCandidate(TypedDict):
+    """A ranked candidate of the pack: a vector hit (``reachedBy`` ``vector``, ``hops`` 0) or a node
+    reached by expansion (``graph``, ``via`` says from where). ``vectorScore`` is its similarity to
+    the query in 0..1 (None without a vector in the searched profiles, from ``profileId``)."""
+
+    nodeId: str
+    nodeType: str
+    title: str | None
+    url: str | None
+    profileId: str | None
+    vectorScore: float | None
+    adjustedScore: float
+    reachedBy: Literal["vector", "graph"]
+    hops: int
+    via: CandidateVia | None
+    scoringBreakdown: ScoringBreakdown
+
+
 class Citation(TypedDict):
-    """A structured citation of the prompt pack."""
+    """A structured citation of the prompt pack, in rank order: the seed's four fields, plus the
+    scores and how the item was reached (``via`` for items reached by expansion)."""
 
     sourceNodeId: str
     url: str | None
     title: str | None
     nodeType: str
+    vectorScore: float | None
+    adjustedScore: float
+    reachedBy: Literal["vector", "graph"]
+    via: CandidateVia | None
 
 
 class PromptPack(TypedDict):

@@ -1,4 +1,4 @@
-"""Step 5: bounded text passages from the hits, within a total character budget."""
+"""Step 5: bounded text passages from the best candidates, within a total character budget."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
+from brain_graph.ranking import pack_size
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
@@ -134,28 +135,32 @@ def passage_record(node_id: str, tenant_id: str, meta: NodeMeta, text: Mapping[s
 
 
 def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate:
-    """Write ``passages``: one per cited hit (the first ``min(max_passages, max_citations)``) in
+    """Write ``passages``: one per cited candidate (the first ``max_passages`` of the
+    :func:`~brain_graph.ranking.pack_size` best ``candidates``, hits and expanded nodes alike) in
     rank order, texts fetched in one call (metadata comes from ``nodeRecords``). Each passage is at
-    most ``max_passage_chars`` (2,000 by default) and all of them, fences of the pack included, at most
-    the passage budget (30,000 by default): the last passage that does not fit is cut, and passages
-    after it are left out."""
+    most ``max_passage_chars`` (2,000 by default) and all of them, fences of the pack included, at
+    most the passage budget (30,000 by default): the last passage that does not fit is cut, and
+    passages after it are left out. A candidate with neither title nor text gets no passage."""
     limits = deps.services.limits
-    hits = state["hits"][: min(limits.max_passages, limits.max_citations)]
-    if not hits:
+    cited = pack_size(state["request"]["options"]["topK"], limits.max_citations)
+    ranked = state["candidates"][: min(limits.max_passages, cited)]
+    if not ranked:
         return {"passages": []}
     scope = deps.scope(state["request"])
     records = state["nodeRecords"]
-    texts = deps.services.backend.passage_source.get_texts([hit["nodeId"] for hit in hits], scope=scope)
+    texts = deps.services.backend.passage_source.get_texts([c["nodeId"] for c in ranked], scope=scope)
     passages: list[RagPassage] = []
     remaining = limits.passage_budget_chars
-    for hit in hits:
-        node_id = hit["nodeId"]
+    for item in ranked:
+        node_id = item["nodeId"]
         if node_id not in texts or node_id not in records:
             continue
         node = passage_record(node_id, scope.tenant_id, records[node_id], texts[node_id])
         text = fit_passage(node, limits, remaining)
         if text is None:
             break
+        if not text.strip():
+            continue  # nothing to show (no title, no text): cited, without a passage
         passages.append(
             RagPassage(sourceNodeId=node_id, sourceKind=source_kind(node.node_type), text=text, url=node.url)
         )

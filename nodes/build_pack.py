@@ -1,7 +1,9 @@
 """Step 6: the prompt pack, deterministic markdown context plus structured citations.
 
 The markdown has the sections ``# Brain search context`` (query and scope), ``## Episodes``,
-``## Top hits`` and ``## Passages`` (one ``### [n] ...`` heading and one fenced block per passage).
+``## Sources`` (the cited candidates in rank order, with their scores and how each was reached),
+``## Graph facts`` (the allowlisted relationships among the cited sources, as background) and
+``## Passages`` (one ``### [n] ...`` heading and one fenced block per passage).
 
 Neutralisation: no text from the data or the request can open, close or forge a section. Passage
 bodies are fenced with a backtick fence longer than any backtick run inside them (bidi controls
@@ -11,12 +13,13 @@ URLs included (:func:`brain_graph.text.inline`), identifiers are code spans
 autolinks (:func:`brain_graph.text.safe_url`). The only headings, fences and links of the markdown
 are the pack's own.
 
-Citations: the first ``max_citations`` distinct hits in rank order, numbered from 1. Every hit,
-episode member reference and passage the markdown lists carries its ``[n]``; hits beyond the
-citation limit are not listed (one line says how many), and neither are their passages.
+Citations: the best ``topK`` candidates (hits and expanded nodes, ranked by :mod:`brain_graph.ranking`;
+at most ``max_citations``), numbered from 1, so the first N citations are the best N sources. Every
+source, episode member reference, fact and passage the markdown lists carries its ``[n]``; candidates
+beyond the citation limit are not listed (one line says how many), and neither are their passages.
 
 Length: every printed field has a limit, so ``len(contextMarkdown) <= context_markdown_bound(limits)``
-whatever the data (138,802 characters at the default limits; typical packs are far smaller).
+whatever the data (194,029 characters at the default limits; typical packs are far smaller).
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from __future__ import annotations
 from typing import TypedDict
 
 from brain_graph.contracts import MAX_MAX_EPISODES, MAX_QUERY_CHARS
+from brain_graph.ranking import pack_size
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.text import clean_block, clip, code_span, excerpt, fence_overhead, fenced, inline, one_line, safe_url
-from brain_graph.wire import Citation, PromptPack, RagPassage, SearchEpisode, SearchHit, SearchRequest
+from brain_graph.vocabulary import MAX_EDGE_TYPE_CHARS
+from brain_graph.wire import Citation, GraphEdge, PromptPack, RagPassage, SearchCandidate, SearchEpisode, SearchRequest
 
 SCORE_FORMAT = "{:.4f}"
 SCORE_CAP = 999_999.0  # scores print in at most len("-999999.0000") characters
@@ -46,12 +51,24 @@ EPISODES = "## Episodes"
 EPISODE_LINE = (
     "{index}. **{label}** ({kind}, project {project}) score {score}; {matched} of {size} members match: {refs}{uncited}"
 )
-UNCITED = " (+{count} not cited)"
+UNCITED = "(+{count} not cited)"
 NO_EPISODES = "_No episodes._"
-TOP_HITS = "## Top hits"
-HIT_LINE = "- [{number}] **{title}** {node_id} ({node_type}, {profile_kind}) score {score}{link}"
-LEFT_OUT = "_{count} more hits are not listed: the pack cites at most {limit}._"
-NO_HITS = "_No hits._"
+SOURCES = "## Sources"
+SOURCE_LINE = (
+    "- [{number}] **{title}** {node_id} ({node_type}) score {score} (similarity {vector}, graph +{graph}); {how}{link}"
+)
+VECTOR_HIT = "vector hit"
+REACHED = "via {seed} {arrow}{hops}"
+ARROW = {"out": "-{edge}->", "in": "<-{edge}-"}
+HOPS = " ({hops} hops, last from {via})"
+NO_SIMILARITY = "-"
+LEFT_OUT = "_Not cited: {count} more candidate(s); the pack cites the best {limit}._"
+NO_SOURCES = "_No sources._"
+FACTS = "## Graph facts"
+FACTS_NOTE = "_Background: relationships among the cited sources (not sources themselves)._"
+FACT_LINE = "- [{source}] **{source_title}** -{edge}-> [{target}] **{target_title}**"
+FACTS_LEFT_OUT = "_{count} more relationships are not listed._"
+NO_FACTS = "_No relationships among the cited sources._"
 PASSAGES = "## Passages"
 PASSAGE_HEADING = "### [{number}] {node_id} ({kind}){link}"
 NO_PASSAGES = "_No passages._"
@@ -74,11 +91,11 @@ def _link(url: str | None, limits: SearchLimits) -> str:
     return LINK.format(url=safe) if safe else ""
 
 
-def distinct_hits(hits: list[SearchHit]) -> list[SearchHit]:
-    """The hits in rank order, each node once (its first, best-ranked hit)."""
-    first: dict[str, SearchHit] = {}
-    for hit in hits:
-        first.setdefault(hit["nodeId"], hit)
+def distinct(candidates: list[SearchCandidate]) -> list[SearchCandidate]:
+    """The candidates in rank order, each node once (its first, best-ranked entry)."""
+    first: dict[str, SearchCandidate] = {}
+    for item in candidates:
+        first.setdefault(item["nodeId"], item)
     return list(first.values())
 
 
@@ -114,21 +131,72 @@ def episode_line(index: int, episode: SearchEpisode, label: str, numbers: dict[s
         matched=_count(len(members)),
         size=_count(episode["size"]),
         refs="".join(f"[{number}]" for number in cited),
-        uncited=UNCITED.format(count=_count(uncited)) if uncited else "",
+        uncited=(" " if cited else "") + UNCITED.format(count=_count(uncited)) if uncited else "",
     )
 
 
-def hit_line(number: int, hit: SearchHit, limits: SearchLimits) -> str:
-    """One cited hit: title (or id), id, node type, profile kind, score, url."""
-    return HIT_LINE.format(
+def _ref(node_id: str, numbers: dict[str, int], limits: SearchLimits) -> str:
+    """``[n]`` for a cited node, else its id as a code span."""
+    number = numbers.get(node_id)
+    return f"[{number}]" if number is not None else code_span(node_id, limits.max_id_chars)
+
+
+def how_reached(item: SearchCandidate, numbers: dict[str, int], limits: SearchLimits) -> str:
+    """``vector hit``, or ``via [s] -EDGE->`` (``<-EDGE-`` when the edge points at the seed side), with
+    the number of hops and the node of the last edge when the path is longer than one hop."""
+    via = item["via"]
+    if item["reachedBy"] == "vector" or via is None:
+        return VECTOR_HIT
+    edge = inline(via["edgeType"], MAX_EDGE_TYPE_CHARS)
+    hops = HOPS.format(hops=_count(via["hops"]), via=_ref(via["viaNodeId"], numbers, limits)) if via["hops"] > 1 else ""
+    return REACHED.format(
+        seed=_ref(via["seedNodeId"], numbers, limits), arrow=ARROW[via["direction"]].format(edge=edge), hops=hops
+    )
+
+
+def source_line(number: int, item: SearchCandidate, numbers: dict[str, int], limits: SearchLimits) -> str:
+    """One cited candidate: title (or id), id, node type, scores, how it was reached, url."""
+    vector = item["vectorScore"]
+    return SOURCE_LINE.format(
         number=number,
-        title=inline(hit["title"] or hit["nodeId"], limits.max_title_chars),
-        node_id=code_span(hit["nodeId"], limits.max_id_chars),
-        node_type=inline(hit["nodeType"], limits.max_kind_chars),
-        profile_kind=inline(hit["profileKind"], limits.max_kind_chars),
-        score=_score(hit["score"]),
-        link=_link(hit["url"], limits),
+        title=inline(item["title"] or item["nodeId"], limits.max_title_chars),
+        node_id=code_span(item["nodeId"], limits.max_id_chars),
+        node_type=inline(item["nodeType"], limits.max_kind_chars),
+        score=_score(item["adjustedScore"]),
+        vector=_score(vector) if vector is not None else NO_SIMILARITY,
+        graph=_score(item["scoringBreakdown"]["graph"]),
+        how=how_reached(item, numbers, limits),
+        link=_link(item["url"], limits),
     )
+
+
+def fact_lines(
+    edges: list[GraphEdge], cited: list[SearchCandidate], numbers: dict[str, int], limits: SearchLimits
+) -> list[str]:
+    """The allowlisted relationships among the cited sources, ordered by (source number, edge type,
+    target number), at most ``max_facts`` of them, then one line saying how many are left out."""
+    titles = {item["nodeId"]: item["title"] or item["nodeId"] for item in cited}
+    facts = sorted(
+        {
+            (numbers[edge["fromNodeId"]], edge["edgeType"], numbers[edge["toNodeId"]])
+            for edge in edges
+            if edge["fromNodeId"] in numbers and edge["toNodeId"] in numbers
+        }
+    )
+    by_number = {number: node_id for node_id, number in numbers.items()}
+    lines = [
+        FACT_LINE.format(
+            source=source,
+            source_title=inline(titles[by_number[source]], limits.max_title_chars),
+            edge=inline(edge_type, MAX_EDGE_TYPE_CHARS),
+            target=target,
+            target_title=inline(titles[by_number[target]], limits.max_title_chars),
+        )
+        for source, edge_type, target in facts[: limits.max_facts]
+    ]
+    if len(facts) > limits.max_facts:
+        lines.append(FACTS_LEFT_OUT.format(count=_count(len(facts) - limits.max_facts)))
+    return lines
 
 
 def passage_body(text: str, remaining: int, limits: SearchLimits) -> str | None:
@@ -174,17 +242,19 @@ def passage_lines(passages: list[RagPassage], numbers: dict[str, int], limits: S
 
 def render_markdown(
     request: SearchRequest,
-    hits: list[SearchHit],
+    candidates: list[SearchCandidate],
     episodes: list[SearchEpisode],
     episode_labels: dict[str, str],
+    edges: list[GraphEdge],
     passages: list[RagPassage],
     limits: SearchLimits,
 ) -> str:
-    """The context markdown: query, episodes, cited hits and their passages, each cited by ``[n]``
-    (see the module doc for the neutralisation rule and the length bound)."""
-    ranked = distinct_hits(hits)
-    cited = ranked[: limits.max_citations]
-    numbers = {hit["nodeId"]: number for number, hit in enumerate(cited, 1)}
+    """The context markdown: query, episodes, cited sources, the facts among them and their passages,
+    each cited by ``[n]`` (see the module doc for the neutralisation rule and the length bound)."""
+    ranked = distinct(candidates)
+    size = pack_size(request["options"]["topK"], limits.max_citations)
+    cited = ranked[:size]
+    numbers = {item["nodeId"]: number for number, item in enumerate(cited, 1)}
     lines = [*header_lines(request, limits), "", EPISODES, ""]
     shown = episodes[: min(request["options"]["maxEpisodes"], MAX_MAX_EPISODES)]
     for index, episode in enumerate(shown, 1):
@@ -192,10 +262,12 @@ def render_markdown(
         lines.append(episode_line(index, episode, label, numbers, limits))
     if not shown:
         lines.append(NO_EPISODES)
-    lines += ["", TOP_HITS, ""]
-    lines += [hit_line(number, hit, limits) for number, hit in enumerate(cited, 1)] or [NO_HITS]
+    lines += ["", SOURCES, ""]
+    lines += [source_line(number, item, numbers, limits) for number, item in enumerate(cited, 1)] or [NO_SOURCES]
     if len(ranked) > len(cited):
-        lines.append(LEFT_OUT.format(count=_count(len(ranked) - len(cited)), limit=limits.max_citations))
+        lines.append(LEFT_OUT.format(count=_count(len(ranked) - len(cited)), limit=size))
+    lines += ["", FACTS, "", FACTS_NOTE, ""]
+    lines += fact_lines(edges, cited, numbers, limits) or [NO_FACTS]
     lines += ["", PASSAGES, ""]
     lines += passage_lines(passages, numbers, limits) or [NO_PASSAGES, ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -216,14 +288,16 @@ def _template_chars(template: str) -> int:
 def context_markdown_bound(limits: SearchLimits) -> int:
     """Upper bound of ``len(contextMarkdown)`` under ``limits``, whatever the data and request.
 
-    With T, I, K, U the title, id, kind and url limits, C citations, P passages, E = 50 episodes and
-    Q = 4,000 (twice the query limit), counting one line break per line:
+    With T, I, K, U the title, id, kind and url limits, C citations, F facts, P passages, E = 50
+    episodes, Q = 4,000 (twice the query limit) and X = 64 (edge types), counting one line break per line:
 
     - header: ``# Brain search context``, query line (Q), scope line (I + ``project `` + I)
     - E episode lines: label T, kind K, project I, score 12, two counts 9, the refs ``[1]..[C]``
       and ``(+N not cited)``
-    - C hit lines: title T, id I, node type K, profile kind K, score 12, `` <url>`` U + 3; plus the
-      left-out line
+    - C source lines: title T, id I, node type K, three scores 12, how it was reached (two
+      references, each ``[n]`` or an id I, an edge type X and a count 9), `` <url>`` U + 3; plus
+      the left-out line
+    - the facts note, F fact lines (two ``[n]``, two titles T, an edge type X) and their left-out line
     - P passage headings (id I, kind K, url U + 3) and their fenced bodies, at most the passage
       budget in all (it counts the fences) and at most 3 * max_passage_chars + 4 each, plus four
       line breaks each
@@ -233,6 +307,7 @@ def context_markdown_bound(limits: SearchLimits) -> int:
     link = _template_chars(LINK) + limits.max_url_chars
     citations = limits.max_citations
     digits = len(str(citations))
+    ref = max(digits + 2, ids)
     refs = sum(len(f"[{number}]") for number in range(1, citations + 1))
     header = (
         len(TITLE)
@@ -246,21 +321,28 @@ def context_markdown_bound(limits: SearchLimits) -> int:
         + 1
     )
     episode = _template_chars(EPISODE_LINE) + len(str(MAX_MAX_EPISODES)) + titles + kinds + ids
-    episode += SCORE_CHARS + 2 * COUNT_CHARS + refs + _template_chars(UNCITED) + COUNT_CHARS
-    hit = _template_chars(HIT_LINE) + digits + titles + ids + 2 * kinds + SCORE_CHARS + link
+    episode += SCORE_CHARS + 2 * COUNT_CHARS + refs + 1 + _template_chars(UNCITED) + COUNT_CHARS
+    reached = _template_chars(REACHED) + ref + max(_template_chars(a) for a in ARROW.values()) + MAX_EDGE_TYPE_CHARS
+    reached += _template_chars(HOPS) + COUNT_CHARS + ref
+    how = max(len(VECTOR_HIT), reached)
+    source = _template_chars(SOURCE_LINE) + digits + titles + ids + kinds + 3 * SCORE_CHARS + how + link
     left_out = _template_chars(LEFT_OUT) + COUNT_CHARS + digits
+    fact = _template_chars(FACT_LINE) + 2 * digits + 2 * titles + MAX_EDGE_TYPE_CHARS
+    facts = len(FACTS_NOTE) + 2 + max(len(NO_FACTS) + 1, (fact + 1) * limits.max_facts)
+    facts += _template_chars(FACTS_LEFT_OUT) + COUNT_CHARS + 1
     heading = _template_chars(PASSAGE_HEADING) + digits + ids + kinds + link
     passages = min(limits.max_passages, citations)
     body = limits.max_passage_chars  # fenced: two fences, each at most one longer than the body, two line breaks
     bodies = min(limits.passage_budget_chars, passages * (body + 2 * max(3, body + 1) + 2))
-    sections = sum(len(line) + 1 for line in ("", EPISODES, "", "", TOP_HITS, "", "", PASSAGES, ""))
+    sections = sum(len(line) + 1 for line in ("", EPISODES, "", "", SOURCES, "", "", FACTS, "", "", PASSAGES, ""))
     return (
         header
         + sections
         + max(len(NO_EPISODES) + 1, (episode + 1) * MAX_MAX_EPISODES)
-        + max(len(NO_HITS) + 1, (hit + 1) * citations)
+        + max(len(NO_SOURCES) + 1, (source + 1) * citations)
         + left_out
         + 1
+        + facts
         + max(len(NO_PASSAGES) + 2, passages * (heading + 4) + bodies)
     )
 
@@ -270,21 +352,31 @@ class PackUpdate(TypedDict):
 
 
 def build_pack(state: BrainSearchState, deps: StepDeps) -> PackUpdate:
-    """Write ``promptPack``: citations are the distinct hits in rank order (at most
-    ``max_citations``), numbered from 1, with one-line titles of at most ``max_title_chars``; built
-    from rows already fetched, with no further store calls."""
+    """Write ``promptPack``: citations are the distinct candidates in rank order (at most
+    ``max_citations``), numbered from 1, with one-line titles of at most ``max_title_chars``, their
+    scores and how each was reached; built from rows already fetched, with no further store calls."""
     limits = deps.services.limits
-    hits = state["hits"]
+    candidates = state["candidates"]
     citations = [
         Citation(
-            sourceNodeId=hit["nodeId"],
-            url=hit["url"],
-            title=citation_title(hit["title"], limits),
-            nodeType=hit["nodeType"],
+            sourceNodeId=item["nodeId"],
+            url=item["url"],
+            title=citation_title(item["title"], limits),
+            nodeType=item["nodeType"],
+            vectorScore=item["vectorScore"],
+            adjustedScore=item["adjustedScore"],
+            reachedBy=item["reachedBy"],
+            via=item["via"],
         )
-        for hit in distinct_hits(hits)[: limits.max_citations]
+        for item in distinct(candidates)[: pack_size(state["request"]["options"]["topK"], limits.max_citations)]
     ]
     markdown = render_markdown(
-        state["request"], hits, state["episodes"], state["episodeLabels"], state["passages"], limits
+        state["request"],
+        candidates,
+        state["episodes"],
+        state["episodeLabels"],
+        state["graphEdges"],
+        state["passages"],
+        limits,
     )
     return {"promptPack": PromptPack(contextMarkdown=markdown, citations=citations)}

@@ -1,20 +1,23 @@
-"""Step 3: breadth-first graph expansion around the hits over allowlisted edge types."""
+"""Step 3: graph expansion around the hits over allowlisted edge types, and the ranked candidates."""
 
 from __future__ import annotations
 
 from typing import TypedDict
 
+from brain_graph.ranking import SupportTable, adjusted_score, best_via, rank_key
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
-from brain_graph.wire import GraphEdge, GraphNode, NodeMeta
+from brain_graph.stores.base import Link, VectorHit
+from brain_graph.wire import GraphEdge, GraphNode, NodeMeta, SearchCandidate
 
-from .retrieve import node_meta
+from .retrieve import merge_hits, node_meta, profile_queries
 
 
 class ExpandUpdate(TypedDict):
     graphNodes: list[GraphNode]
     graphEdges: list[GraphEdge]
     nodeRecords: dict[str, NodeMeta]
+    candidates: list[SearchCandidate]
 
 
 def graph_node(node_id: str, meta: NodeMeta) -> GraphNode:
@@ -27,37 +30,78 @@ def graph_node(node_id: str, meta: NodeMeta) -> GraphNode:
     )
 
 
-def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
-    """Write ``graphNodes`` and ``graphEdges``, and add the expanded nodes to ``nodeRecords``.
+def best_scores(raw: list[VectorHit]) -> dict[str, VectorHit]:
+    """Each node's best hit over the profiles (score, then profile id)."""
+    return {hit.node_id: hit for hit in merge_hits(raw, len(raw))}
 
-    Nodes are admitted in a total order: the hits by rank, then each hop's new neighbours ordered by
-    (rank of the frontier node they were reached from, edge type, node id), until ``maxNodes``. One
-    ``neighbors`` call per hop, then one metadata read of the nodes new to this search and one edge
-    fetch for the admitted set; edges are those of allowed types between admitted nodes. Tenant and
-    ACL are enforced by the store.
+
+def choose_new(
+    links: list[Link],
+    admitted: set[str],
+    table: SupportTable,
+    scores: dict[str, VectorHit],
+    per_node: int,
+    room: int,
+) -> list[str]:
+    """The nodes this hop admits: of each frontier node's new neighbours its best ``per_node`` by
+    :func:`~brain_graph.ranking.rank_key` (scores so far), then of all those the best ``room``."""
+
+    def key(node_id: str) -> tuple[float, float, str]:
+        hit = scores.get(node_id)
+        vector = hit.score if hit is not None else None
+        return rank_key(adjusted_score(table.breakdown(node_id, vector)), vector, node_id)
+
+    by_frontier: dict[str, set[str]] = {}
+    for link in links:
+        if link.neighbor_id not in admitted:
+            by_frontier.setdefault(link.frontier_id, set()).add(link.neighbor_id)
+    chosen = {node_id for found in by_frontier.values() for node_id in sorted(found, key=key)[:per_node]}
+    return sorted(chosen, key=key)[:room]
+
+
+def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
+    """Write ``graphNodes``, ``graphEdges``, ``candidates``, and add the expanded nodes to ``nodeRecords``.
+
+    Each hop makes one ``links`` call for its whole frontier (the hits, then the nodes the previous
+    hop admitted; hubs, above ``scoring.hub_degree`` neighbours, are not expanded through) and one
+    ``similarity`` call for the new neighbours' vector scores. Each frontier node admits at most
+    ``scoring.neighbors_per_node`` new nodes, its best by score so far, and all admitted nodes, hits
+    first, number at most ``maxNodes``. Then one metadata read of the nodes new to this search and one
+    edge fetch for the admitted set. Tenant and ACL are enforced by the store. ``candidates`` are the
+    admitted nodes ranked by :mod:`brain_graph.ranking`.
     """
     request = state["request"]
     options = request["options"]
     scope = deps.scope(request)
-    graph = deps.services.backend.graph_store
+    backend = deps.services.backend
+    graph = backend.graph_store
+    scoring = deps.services.scoring
     edge_types = deps.services.edges.expansion_types(options["includeSignals"], options["includeClusters"])
 
-    admitted = [hit["nodeId"] for hit in state["hits"]][: options["maxNodes"]]
+    hits = state["hits"][: options["maxNodes"]]
+    scores = {hit["nodeId"]: VectorHit(hit["nodeId"], hit["profileId"], hit["score"]) for hit in hits}
+    table = SupportTable({hit["nodeId"]: hit["score"] for hit in hits}, scoring)
+    admitted = [hit["nodeId"] for hit in hits]
     frontier = list(admitted)
-    for _hop in range(options["expandDepth"]):
-        room = options["maxNodes"] - len(admitted)
-        if not frontier or room <= 0 or not edge_types:
+    queries = profile_queries(request, state["queryVectors"], deps)
+    for hop in range(1, options["expandDepth"] + 1):
+        if not frontier or not edge_types:
             break
-        reached = graph.neighbors(frontier, scope=scope, edge_types=edge_types, exclude=admitted, limit=room)
-        frontier = [adjacency.neighbor_id for adjacency in reached]
+        links = graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree).links
+        table.add_hop(links, hop)
+        room = options["maxNodes"] - len(admitted)
+        new_ids = sorted({link.neighbor_id for link in links} - set(admitted))
+        if room <= 0 or not new_ids:
+            break
+        scores.update(best_scores(backend.vector_index.similarity(queries, new_ids, scope=scope)))
+        frontier = choose_new(links, set(admitted), table, scores, scoring.neighbors_per_node, room)
         admitted.extend(frontier)
 
     records = dict(state["nodeRecords"])
-    new_ids = [node_id for node_id in admitted if node_id not in records]
-    if new_ids:
-        records.update({node.node_id: node_meta(node) for node in graph.get_nodes(new_ids, scope=scope)})
-    nodes = [graph_node(node_id, records[node_id]) for node_id in admitted if node_id in records]
-    visible_ids = [node["nodeId"] for node in nodes]
+    new_records = [node_id for node_id in admitted if node_id not in records]
+    if new_records:
+        records.update({node.node_id: node_meta(node) for node in graph.get_nodes(new_records, scope=scope)})
+    visible = [node_id for node_id in admitted if node_id in records]
     edges = [
         GraphEdge(
             edgeType=edge.edge_type,
@@ -65,6 +109,37 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
             toNodeId=edge.to_node_id,
             properties=dict(sorted(edge.properties.items())),
         )
-        for edge in graph.edges_among(visible_ids, scope=scope, edge_types=edge_types)
+        for edge in graph.edges_among(visible, scope=scope, edge_types=edge_types)
     ]
-    return {"graphNodes": nodes, "graphEdges": edges, "nodeRecords": records}
+    hit_ids = {hit["nodeId"] for hit in hits}
+    candidates = [candidate(node_id, records[node_id], node_id in hit_ids, scores, table) for node_id in visible]
+    candidates.sort(key=lambda c: rank_key(c["adjustedScore"], c["vectorScore"], c["nodeId"]))
+    return {
+        "graphNodes": [graph_node(node_id, records[node_id]) for node_id in visible],
+        "graphEdges": edges,
+        "nodeRecords": records,
+        "candidates": candidates,
+    }
+
+
+def candidate(
+    node_id: str, meta: NodeMeta, is_hit: bool, scores: dict[str, VectorHit], table: SupportTable
+) -> SearchCandidate:
+    """A node with its scores and how it was reached."""
+    hit = scores.get(node_id)
+    vector = hit.score if hit is not None else None
+    breakdown = table.breakdown(node_id, vector)
+    support = breakdown["support"]
+    return SearchCandidate(
+        nodeId=node_id,
+        nodeType=meta["nodeType"],
+        title=meta["title"],
+        url=meta["url"],
+        profileId=hit.profile_id if hit is not None else None,
+        vectorScore=vector,
+        adjustedScore=adjusted_score(breakdown),
+        reachedBy="vector" if is_hit else "graph",
+        hops=0 if is_hit else min((row["hops"] for row in support), default=1),
+        via=None if is_hit else best_via(support),
+        scoringBreakdown=breakdown,
+    )

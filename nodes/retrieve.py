@@ -3,12 +3,13 @@ read of the hit nodes' metadata."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypedDict
 
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.stores.base import NodeRecord, VectorHit, VectorQuery
-from brain_graph.wire import NodeMeta, SearchHit
+from brain_graph.wire import NodeMeta, SearchHit, SearchRequest
 
 
 class RetrieveUpdate(TypedDict):
@@ -38,15 +39,22 @@ def node_meta(node: NodeRecord) -> NodeMeta:
     )
 
 
+def profile_queries(
+    request: SearchRequest, query_vectors: Mapping[str, list[float]], deps: StepDeps
+) -> list[VectorQuery]:
+    """One vector query per searched profile, with its embedder's query vector."""
+    registry = deps.services.profiles
+    profiles = [registry.get(profile_id) for profile_id in request["profileIds"]]
+    return [VectorQuery(p.profile_id, query_vectors[p.embedder_id], registry.embedder_name(p)) for p in profiles]
+
+
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     """Write ``hits``: nodes of the tenant (and project) most similar to the query, with type, title and
     url; and ``nodeRecords`` for them. A vector whose node is gone or not visible is dropped."""
     request = state["request"]
     scope = deps.scope(request)
     registry = deps.services.profiles
-    vectors = state["queryVectors"]
-    profiles = [registry.get(profile_id) for profile_id in request["profileIds"]]
-    queries = [VectorQuery(p.profile_id, vectors[p.embedder_id], registry.embedder_name(p)) for p in profiles]
+    queries = profile_queries(request, state["queryVectors"], deps)
     top_k = request["options"]["topK"]
     backend = deps.services.backend
     raw = backend.vector_index.query(queries, scope=scope, project_key=request["filter"]["projectKey"], top_k=top_k)

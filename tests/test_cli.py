@@ -39,10 +39,26 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
     result = runner.invoke(app, [*args, "--store", str(loaded_store)])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert list(payload) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack"]
+    assert list(payload) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"]
     assert len(payload["hits"]) == 2
     assert set(payload["hits"][0]) == {"nodeId", "nodeType", "profileId", "profileKind", "score", "title", "url"}
     assert set(payload["promptPack"]) == {"contextMarkdown", "citations"}
+    assert set(payload["promptPack"]["citations"][0]) == {
+        *("sourceNodeId", "url", "title", "nodeType"),
+        *("vectorScore", "adjustedScore", "reachedBy", "via"),
+    }
+    candidate_keys = {"nodeId", "nodeType", "title", "url", "profileId", "vectorScore", "adjustedScore"}
+    assert set(payload["candidates"][0]) == {*candidate_keys, "reachedBy", "hops", "via", "scoringBreakdown"}
+    assert set(payload["candidates"][0]["scoringBreakdown"]) == {
+        "vector",
+        "graph",
+        "marginFloor",
+        "linkWeight",
+        "support",
+    }
+    # depth 0: the candidates are the hits, none reached by the graph
+    assert [c["nodeId"] for c in payload["candidates"]] == [h["nodeId"] for h in payload["hits"]]
+    assert {c["reachedBy"] for c in payload["candidates"]} == {"vector"}
 
 
 def test_secured_search_with_a_principal(loaded_store: Path) -> None:

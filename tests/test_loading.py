@@ -137,7 +137,8 @@ def test_an_empty_store_gives_an_empty_result(tmp_path: Path) -> None:
     result = BrainSearchResult.model_validate(build_graph(services).invoke(request("anything")))
     assert result.hits == []
     assert result.prompt_pack.citations == []
-    assert "_No hits._" in result.prompt_pack.context_markdown
+    assert result.candidates == []
+    assert "_No sources._" in result.prompt_pack.context_markdown
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,9 @@ paragraphs among their first N, averaged over questions:
 - ``vector``: top N by cosine, with numpy over the vectors brain-graph indexed (its score and tie order);
 - ``peer``: N/2 vector seeds plus their one-hop REFERENCES neighbours (either direction), ranked by
   similarity to the query, cut to N (neo4j-graphrag's VectorCypherRetriever with a one-hop query);
-- ``brain-graph``: the compiled graph at each depth of :data:`DEPTHS`, through :data:`PACK_METHOD`.
+- ``brain-graph``: the compiled graph at each depth of :data:`DEPTHS` with ``topK`` N, and at the default
+  options (``topK`` 20, ``expandDepth`` 1: the first N citations of one pack), with graph boosts on and
+  off, through :data:`PACK_METHOD`.
 
 Timings go to stderr only, so the result files are identical from run to run.
 """
@@ -52,6 +54,7 @@ from brain_graph.contracts import BrainSearchResult
 from brain_graph.dataset import Dataset, embedding_text, load_dataset
 from brain_graph.graph import BrainSearchGraph, build_graph
 from brain_graph.profiles import EmbeddingProfile, default_profiles
+from brain_graph.ranking import GraphScoring
 from brain_graph.scoring import SCORE_DECIMALS
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
@@ -85,7 +88,7 @@ def pack_citations(graph: BrainSearchGraph, query_text: str, options: Mapping[st
     return Retrieved(citations, frozenset(node.node_id for node in result.graph_nodes if node.node_type == DOC))
 
 
-PACK_METHOD: PackMethod = pack_citations  # the method (c) a graph-aware pack will replace
+PACK_METHOD: PackMethod = pack_citations  # swap in another pack to measure it
 
 
 @dataclass(frozen=True)
@@ -270,12 +273,21 @@ def evaluate(pack_method: PackMethod = PACK_METHOD, cache: bool = True) -> dict[
             runs = {
                 n: [pack_method(graph, q.text, {"topK": n, "expandDepth": depth}) for q in questions] for n in BUDGETS
             }
-            label = f"brain-graph pack, expandDepth {depth}"
+            label = f"brain-graph pack, topK N, expandDepth {depth}"
             methods.append(summarise(f"brain-graph-d{depth}", label, runs, questions))
             same[str(depth)] = sum(
                 run.doc_ids[:n] == ref.doc_ids for n in BUDGETS for run, ref in zip(runs[n], vector[n], strict=True)
             )
-        searches = len(DEPTHS) * len(BUDGETS) * len(questions)
+        pure_vector = build_graph(
+            SearchServices(backend=store, profiles=registry, scoring=GraphScoring(graph_boosts=False))
+        )
+        for name, label, compiled in (
+            ("brain-graph-default", "brain-graph pack, default options (topK 20, expandDepth 1)", graph),
+            ("brain-graph-default-no-boosts", "the same with graph boosts off (pure vector ranking)", pure_vector),
+        ):
+            packs = [pack_method(compiled, q.text, {}) for q in questions]  # the first N citations of one pack
+            methods.append(summarise(name, label, dict.fromkeys(BUDGETS, packs), questions))
+        searches = (len(DEPTHS) * len(BUDGETS) + 2) * len(questions)
         _log(f"{searches} brain-graph searches: {_since(started)}")
 
     return {

@@ -97,6 +97,29 @@ class Adjacency:
     neighbor_id: str
 
 
+@dataclass(frozen=True, order=True)
+class Link:
+    """An allowlisted edge between a frontier node and a visible neighbour, seen from the frontier:
+    ``outgoing`` when the edge points from ``frontier_id`` to ``neighbor_id``. The dataclass order is
+    the total order of :attr:`Neighborhood.links`."""
+
+    frontier_id: str
+    edge_type: str
+    neighbor_id: str
+    outgoing: bool
+
+
+@dataclass(frozen=True)
+class Neighborhood:
+    """What :meth:`GraphStore.links` found around a frontier: ``degrees`` has every frontier id, with
+    its number of distinct visible neighbours over the edge types (self-loops not counted);
+    ``links`` are the links of the frontier nodes whose degree is at most the ``max_degree`` asked for
+    (hubs are counted, never listed), sorted."""
+
+    degrees: Mapping[str, int]
+    links: list[Link]
+
+
 @dataclass(frozen=True)
 class ClusterMembership:
     """A cluster a node belongs to (an ``IN_CLUSTER`` edge to a ``kg.cluster`` node, see
@@ -142,6 +165,16 @@ class VectorIndex(Protocol):
         or dimension is not the one the profile was indexed with. One round trip for all queries."""
         ...
 
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        """The score of each query vector against the stored vector of each of ``node_ids`` that is
+        visible in ``scope`` and has a vector in the query's profile (any project), scored exactly as
+        :meth:`query` scores; ordered by profile id (the queries' order), then score descending, then
+        node id. The same embedder checks as :meth:`query`. One request per profile at most, whatever
+        the number of ids."""
+        ...
+
 
 @runtime_checkable
 class GraphStore(Protocol):
@@ -165,6 +198,15 @@ class GraphStore(Protocol):
         """New neighbours of the frontier: nodes joined to a frontier node by an edge of ``edge_types``
         (either direction), visible in ``scope`` and not in ``exclude``. One :class:`Adjacency` per
         neighbour, its smallest; sorted; at most ``limit``. One round trip for the whole frontier."""
+        ...
+
+    def links(
+        self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
+    ) -> Neighborhood:
+        """Every link of ``edge_types`` (either direction) between a frontier node and a visible node
+        other than itself, for the frontier nodes of at most ``max_degree`` distinct visible neighbours;
+        the degree of every frontier node. A pair joined by several edges gives one link per edge
+        (type and direction). One round trip for the whole frontier; a hub's links are not fetched."""
         ...
 
     def edges_among(

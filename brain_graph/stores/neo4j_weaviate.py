@@ -36,8 +36,13 @@ found, no early stop of the expansion): Neo4j ``1`` (the tenant's generation), t
 (concurrent), then Neo4j ``1`` (hit metadata) + ``D`` (one per hop) + ``1`` (metadata of the nodes the
 expansion added, when it added any) + ``1`` (edges among the admitted nodes) + ``1`` (cluster
 memberships, when on; clusters already read are not read again) + ``1`` (passage texts). None of it
-depends on ``topK`` or on the number of hits. :meth:`Neo4jWeaviateBackend.round_trips` reads the
-counters. A search that runs while a load flips may combine two generations (each statement sees one).
+depends on ``topK`` or on the number of hits. Per method: :meth:`~CurrentGenerationIndex.query` and
+:meth:`~CurrentGenerationIndex.similarity` take Neo4j ``1`` (the generation) then Weaviate ``P``
+(concurrent; a similarity read of more than 10,000 ids takes one more per 10,000 ids), nothing
+without queries or ids; every :class:`~brain_graph.stores.neo4j.graph.Neo4jGraphStore` read, ``links``
+included (degrees and links of the whole frontier), takes Neo4j ``1``.
+:meth:`Neo4jWeaviateBackend.round_trips` reads the counters. A search that runs while a load flips
+may combine two generations (each statement sees one).
 """
 
 from __future__ import annotations
@@ -110,6 +115,16 @@ class CurrentGenerationIndex:
             return []
         generation = self._generations.current_generation(scope.tenant_id)
         return self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        """See :meth:`brain_graph.stores.base.VectorIndex.similarity`: one Neo4j statement (the
+        generation), then one concurrent Weaviate request per profile; nothing without ids."""
+        if not queries or not node_ids:
+            return []
+        generation = self._generations.current_generation(scope.tenant_id)
+        return self._index.similarity(queries, node_ids, scope=scope, generation=generation)
 
 
 class Neo4jWeaviateBackend:

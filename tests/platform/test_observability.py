@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -64,6 +65,7 @@ def test_debug_pipeline_logs_each_step_in_and_out(
     assert by_phase["PIPELINE embed.out"].startswith("ms=")
     assert by_phase["PIPELINE retrieve.out"].endswith(" hits=4 nodeRecords=4")
     assert by_phase["PIPELINE expand.in"].endswith(" hits=4")
+    assert re.search(r" nodeRecords=\d+ candidates=\d+$", by_phase["PIPELINE expand.out"])
     assert "passages=" in by_phase["PIPELINE assemble_passages.out"]
     assert "citations=4 contextChars=" in by_phase["PIPELINE build_pack.out"]
 
@@ -112,6 +114,7 @@ def test_custom_stream_events_per_step(home_graph: BrainSearchGraph) -> None:
             "graphNodes": len(output["graphNodes"]),
             "graphEdges": len(output["graphEdges"]),
             "nodeRecords": len(output["graphNodes"]),
+            "candidates": len(output["candidates"]),
         },
         "score_episodes": {"episodes": len(output["episodes"]), "episodeLabels": len(output["episodes"])},
         "assemble_passages": {"passages": len(output["passages"])},

@@ -43,23 +43,35 @@ def test_documents_are_the_passages_in_rank_order(
     expected = in_process(
         home_graph, {"queryText": QUERY, "filter": {"tenantId": "acme", "secured": False}, "options": {"topK": 5}}, None
     )
-    hits = {hit["nodeId"]: hit for hit in expected["hits"]}
+    candidates = {candidate["nodeId"]: candidate for candidate in expected["candidates"]}
+    numbers = {c["sourceNodeId"]: n for n, c in enumerate(expected["promptPack"]["citations"], 1)}
     assert [doc.page_content for doc in documents] == [passage["text"] for passage in expected["passages"]]
     assert [doc.id for doc in documents] == [passage["sourceNodeId"] for passage in expected["passages"]]
-    for number, (doc, passage) in enumerate(zip(documents, expected["passages"], strict=True), 1):
-        hit = hits[passage["sourceNodeId"]]
+    for doc, passage in zip(documents, expected["passages"], strict=True):
+        candidate = candidates[passage["sourceNodeId"]]
         assert doc.metadata == {
             "sourceNodeId": passage["sourceNodeId"],
             "sourceKind": passage["sourceKind"],
             "url": passage["url"],
-            "title": hit["title"],
-            "nodeType": hit["nodeType"],
-            "score": hit["score"],
-            "citation": number,
+            "title": candidate["title"],
+            "nodeType": candidate["nodeType"],
+            "score": candidate["adjustedScore"],
+            "adjustedScore": candidate["adjustedScore"],
+            "vectorScore": candidate["vectorScore"],
+            "reachedBy": candidate["reachedBy"],
+            "via": candidate["via"],
+            "citation": numbers[passage["sourceNodeId"]],
         }
+    # the documents are the first cited candidates, in the pack's (adjustedScore) order, numbered as cited
+    assert [doc.metadata["citation"] for doc in documents] == list(range(1, len(documents) + 1))
+    assert [doc.id for doc in documents] == [candidate["nodeId"] for candidate in expected["candidates"][:5]]
     assert [doc.metadata["score"] for doc in documents] == sorted(
         (doc.metadata["score"] for doc in documents), reverse=True
     )
+    # an item reached by expansion is a document too, with the path that reached it
+    reached = [doc for doc in documents if doc.metadata["reachedBy"] == "graph"]
+    assert reached
+    assert all(doc.metadata["via"]["seedNodeId"] in candidates for doc in reached)
     assert retriever.invoke(QUERY) == documents  # deterministic
 
 
@@ -94,11 +106,13 @@ def test_in_an_lcel_chain(retriever: BrainSearchRetriever) -> None:
 def test_secured_retrieval_needs_a_principal(home_graph: BrainSearchGraph) -> None:
     secured = BrainSearchRetriever(graph=home_graph, tenant_id="acme", principal=Principal("alice", ("security",)))
     documents = secured.invoke("token refresh postmortem")
-    assert documents[0].id == SECURED_POSTMORTEM
     expected = in_process(
         home_graph, {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme", "secured": True}}, ALICE
     )
+    assert expected["hits"][0]["nodeId"] == SECURED_POSTMORTEM  # the best match is only visible to alice's group
+    assert SECURED_POSTMORTEM in [doc.id for doc in documents]
     assert [doc.page_content for doc in documents] == [passage["text"] for passage in expected["passages"]]
+    assert [doc.id for doc in documents] == [passage["sourceNodeId"] for passage in expected["passages"]]
     with pytest.raises(AuthorizationError):
         BrainSearchRetriever(graph=home_graph, tenant_id="acme").invoke("token refresh postmortem")
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.server
 STEP_WRITES = {
     "embed": ["request", "queryVectors"],
     "retrieve": ["hits", "nodeRecords"],
-    "expand": ["graphNodes", "graphEdges", "nodeRecords"],
+    "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],
     "build_pack": ["promptPack"],
@@ -86,9 +86,17 @@ def test_the_schemas_accept_a_studio_form_and_reject_a_form_without_tenant(schem
 
 def test_output_and_context_schemas(schemas: dict[str, Any]) -> None:
     output = schemas["output_schema"]
-    assert list(output["properties"]) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack"]
+    assert list(output["properties"]) == [
+        *("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"),
+    ]
     pack = _resolve(output, output["properties"]["promptPack"])
     assert set(pack["properties"]) == {"contextMarkdown", "citations"}
+    citation = _resolve(output, pack["properties"]["citations"]["items"])
+    assert {"vectorScore", "adjustedScore", "reachedBy", "via"} <= set(citation["properties"])
+    candidate = _resolve(output, output["properties"]["candidates"]["items"])
+    assert {"vectorScore", "adjustedScore", "reachedBy", "hops", "via", "scoringBreakdown"} <= set(
+        candidate["properties"]
+    )
     context = schemas["context_schema"]
     assert "principal" in context["properties"]
 
@@ -117,6 +125,9 @@ def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) ->
     assert results["embed"]["request"]["options"] == SEED_OPTION_DEFAULTS
     assert all(isinstance(vector, list) and vector for vector in results["embed"]["queryVectors"].values())
     assert results["build_pack"]["promptPack"]["contextMarkdown"].startswith("# Brain search context")
+    ranked = [candidate["nodeId"] for candidate in results["expand"]["candidates"]]
+    cited = [citation["sourceNodeId"] for citation in results["build_pack"]["promptPack"]["citations"]]
+    assert cited == ranked[: len(cited)]
 
 
 def test_the_server_prints_the_studio_url_for_its_base_url(dev_server: DevServer) -> None:

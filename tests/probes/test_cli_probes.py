@@ -104,7 +104,7 @@ def test_brain_graph_home_that_is_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("how", ["--store", "BRAIN_GRAPH_STORE_PATH"])
 def test_explicit_store_path_that_does_not_exist_is_reported(tmp_path: Path, loaded_store: Path, how: str) -> None:
     """A typo in ``--store`` (or BRAIN_GRAPH_STORE_PATH) silently searched an empty store and printed
-    '_No hits._' with exit 0: the careless user believed the data had no match."""
+    an empty pack with exit 0: the careless user believed the data had no match."""
     typo = loaded_store.with_name("stroe.sqlite3")
     args = ["search", "token refresh", "--tenant", "t1", "--public"]
     if how == "--store":
@@ -121,7 +121,7 @@ def test_default_store_that_was_never_loaded_is_an_empty_result(tmp_path: Path) 
     """Without an explicit path, a store nobody loaded yet is an empty result, not an error."""
     result = _run(["search", "token refresh", "--tenant", "t1", "--public"], tmp_path)
     assert result.exit_code == 0, result.stderr
-    assert "_No hits._" in result.stdout
+    assert "_No sources._" in result.stdout
 
 
 # -- configuration ------------------------------------------------------------------------------

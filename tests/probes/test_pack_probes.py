@@ -7,17 +7,19 @@ the pack stays within its documented bound with maximal hostile data."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from brain_graph import BrainSearchResult, DatasetError
+from brain_graph import BrainSearchResult, DatasetError, SearchServices
+from brain_graph.edges import EdgeRegistry
 from tests.probes.support import BIDI, edge, make_store, node, outside_fences, parse_markdown, request, search
 
-PACK_HEADINGS = ["Brain search context", "Episodes", "Top hits", "Passages"]
-DEFAULT_MARKDOWN_BOUND = 138_802  # README: len(contextMarkdown) <= 138,802 at the default limits
+PACK_HEADINGS = ["Brain search context", "Episodes", "Sources", "Graph facts", "Passages"]
+DEFAULT_MARKDOWN_BOUND = 194_029  # README: len(contextMarkdown) <= 194,029 at the default limits
 PAYLOAD = "\u202e<img src=x onerror=alert(1)> | a | b |\n|---|---|\n[x](http://evil.example) ![i](http://e)\u2066"
 HOSTILE_ID = "w1 <https://evil.example/id> [id](http://evil.example) &#35;&#x23; *x*"
 ZERO_WIDTH = "\u200b"
@@ -36,7 +38,7 @@ def _hostile_fields_graph() -> dict[str, Any]:
             url="https://ok.example/a_b*c*[d]",
             text={
                 "summary": f"token refresh {PAYLOAD}",
-                "description": f"\u202e## Top hits\n{PAYLOAD} keep{ZERO_WIDTH}me",
+                "description": f"\u202e## Sources\n## Graph facts\n{PAYLOAD} keep{ZERO_WIDTH}me",
             },
         ),
         node(
@@ -63,7 +65,7 @@ def _hostile_fields_graph() -> dict[str, Any]:
             "kg.cluster",
             f"Episode \u202e{PAYLOAD}",
             project="K <b>| y |",
-            properties={"clusterKind": {"kind": ["\u202e<b>", "\n## Top hits\n", "| a |"]}},
+            properties={"clusterKind": {"kind": ["\u202e<b>", "\n## Sources\n", "| a |"]}},
         ),
         node(
             "t1",
@@ -91,9 +93,15 @@ def test_hostile_fields_do_not_change_the_pack_structure(hostile: BrainSearchRes
     markdown = hostile.prompt_pack.context_markdown
     tokens = parse_markdown(markdown)
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
-    assert headings[:4] == PACK_HEADINGS
-    assert all(re.fullmatch(r"\[\d+\] .+", h) for h in headings[4:])
-    assert len(headings) == 4 + len(hostile.passages)
+    assert headings[: len(PACK_HEADINGS)] == PACK_HEADINGS
+    assert all(re.fullmatch(r"\[\d+\] .+", h) for h in headings[len(PACK_HEADINGS) :])
+    assert len(headings) == len(PACK_HEADINGS) + len(hostile.passages)
+    # the clusters reached by expansion are cited sources, and their membership edges graph facts
+    assert {c.node_id for c in hostile.candidates if c.reached_by == "graph"} == {"k1", "k2"}
+    facts = [line for line in outside_fences(markdown) if re.match(r"- \[\d+\] .* -IN_CLUSTER-> \[\d+\] ", line)]
+    assert len(facts) == 6
+    items = sum(t.type == "list_item_open" for t in tokens)
+    assert items == len(hostile.episodes) + len(hostile.prompt_pack.citations) + len(facts)
     assert not [t for t in tokens if t.type in ("html_block", "table_open", "code_block")]
     assert sum(t.type == "fence" for t in tokens) == len(hostile.passages)
     inline = [c for t in tokens if t.type == "inline" for c in (t.children or [])]
@@ -213,3 +221,55 @@ def test_maximal_pack_stays_within_the_documented_bound(tmp_path: Path) -> None:
     assert all(len(c.title or "") <= 200 for c in result.prompt_pack.citations)
     cited = {c.source_node_id for c in result.prompt_pack.citations}
     assert {p.source_node_id for p in result.passages} <= cited
+
+
+LONG_EDGE = "L" * 64  # the longest edge type the loader accepts
+LINKED_ITEMS = 30
+
+
+def _maximal_linked_graph() -> dict[str, Any]:
+    """The maximal graph with fewer work items, each linked by the longest edge type to a doc, linked
+    in turn to a decision and to the next work item: searching the work kind, the docs and decisions
+    are reached only by expansion (one and two hops) and fill the citations the hits leave."""
+    data = _maximal_graph(LINKED_ITEMS)
+    items = [n["id"] for n in data["nodes"] if n["nodeType"] == "cdm.work_item"]
+    long_fields: dict[str, Any] = {"project": "P" * 128, "url": "https://x.example/" + "a" * 280}
+    for kind, suffix in (("cdm.doc", "d"), ("cdm.decision", "e")):
+        data["nodes"] += [
+            node("t1", f"{item}{suffix}", kind, "#" * 1_000, text={"body": "`" * 1_000}, **long_fields)
+            for item in items
+        ]
+    data["edges"] += [edge("t1", LONG_EDGE, item, f"{item}d") for item in items]
+    data["edges"] += [edge("t1", LONG_EDGE, f"{item}e", f"{item}d") for item in items]
+    data["edges"] += [edge("t1", LONG_EDGE, f"{item}d", after) for item, after in itertools.pairwise(items)]
+    return data
+
+
+def test_maximal_pack_with_expansion_stays_within_the_documented_bound(tmp_path: Path) -> None:
+    """End to end with sources reached by expansion (one and two hops) and graph facts over the
+    longest edge type."""
+    loaded = make_store(tmp_path, _maximal_linked_graph())
+    services = SearchServices(backend=loaded.backend, edges=EdgeRegistry.with_safe([LONG_EDGE]))
+    raw = request(
+        "token " + "`" * 1_990, topK=100, maxEpisodes=50, expandDepth=3, maxNodes=1_000, includeClusters=False
+    )
+    raw["filter"]["projectKey"] = "P" * 128
+    raw["filter"]["profileKindIn"] = ["work"]
+    result = search(services, raw)
+    markdown = result.prompt_pack.context_markdown
+    assert len(result.hits) == LINKED_ITEMS
+    assert len(result.episodes) == 50
+    assert len(markdown) <= DEFAULT_MARKDOWN_BOUND, len(markdown)
+    citations = result.prompt_pack.citations
+    assert len(citations) == 60
+    assert [c.source_node_id for c in citations] == [c.node_id for c in result.candidates[:60]]
+    assert [c.reached_by for c in citations].count("graph") == 60 - LINKED_ITEMS
+    assert max(c.hops for c in result.candidates) == 2
+    lines = outside_fences(markdown)
+    assert [line for line in lines if f"<-{LONG_EDGE}- (2 hops, last from [" in line]
+    facts = [line for line in lines if re.match(rf"- \[\d+\] .+ -{LONG_EDGE}-> \[\d+\] ", line)]
+    assert facts
+    assert len(facts) <= 60
+    cited = {c.source_node_id for c in citations}
+    assert {p.source_node_id for p in result.passages} <= cited
+    assert all(len(p.text) <= 2_000 for p in result.passages)

@@ -11,7 +11,6 @@ from brain_graph.embeddings import LexicalHashEmbeddings
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
 from brain_graph.nodes.retrieve import merge_hits, node_meta
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
-from brain_graph.requests import read_request
 from brain_graph.services import SearchLimits, SearchServices
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
@@ -93,7 +92,8 @@ def test_merge_hits_keeps_best_profile_and_breaks_ties_by_node_id() -> None:
 
 def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[str, Any]:
     """A state as ``retrieve`` leaves it, with these ids as hits (scores 0.90, 0.89, ...)."""
-    request = read_request(raw, services)
+    embedded = embed(raw, deps(services))  # type: ignore[arg-type]
+    request = embedded["request"]
     scope = deps(services).scope(request)
     records = {n.node_id: node_meta(n) for n in services.backend.graph_store.get_nodes(list(ids), scope=scope)}
     hits = [
@@ -108,7 +108,13 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
         )
         for n, i in enumerate(ids)
     ]
-    return {**raw, "request": request, "hits": hits, "nodeRecords": {i: records[i] for i in ids}}
+    return {**raw, **embedded, "hits": hits, "nodeRecords": {i: records[i] for i in ids}}
+
+
+def with_candidates(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[str, Any]:
+    """A state as ``expand`` leaves it at depth 0: the hits are the candidates, in their order."""
+    state = with_hits(services, raw, *ids)
+    return {**state, **expand(state, deps(services))}  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -116,10 +122,11 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
     [
         ({"expandDepth": 0}, ["w1", "w2"], []),
         # edges: every allowed edge between admitted nodes (d1>k1 too), ordered by type, from, to
-        # hop 1 from w1 (rank 0) first, by edge type then node id; then from w2 (k2 already admitted)
+        # hop 1: the hits, then the new nodes by adjusted score (d1, the only one with a vector), then
+        # vector score (none), then node id
         (
             {"expandDepth": 1},
-            ["w1", "w2", "s1", "c1", "k1", "k2", "d1"],
+            ["w1", "w2", "d1", "c1", "k1", "k2", "s1"],
             [
                 "HAS_SIGNAL w1>s1",
                 "IMPLEMENTED_BY w1>c1",
@@ -131,9 +138,9 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
             ],
         ),
         # hop 2 reaches nothing new that is visible (d2 is secured), so the cap is not reached
-        ({"expandDepth": 2, "maxNodes": 8}, ["w1", "w2", "s1", "c1", "k1", "k2", "d1"], None),
-        ({"expandDepth": 1, "maxNodes": 4}, ["w1", "w2", "s1", "c1"], None),
-        ({"expandDepth": 1, "includeSignals": False, "includeClusters": False}, ["w1", "w2", "c1", "d1"], None),
+        ({"expandDepth": 2, "maxNodes": 8}, ["w1", "w2", "d1", "c1", "k1", "k2", "s1"], None),
+        ({"expandDepth": 1, "maxNodes": 4}, ["w1", "w2", "d1", "c1"], None),
+        ({"expandDepth": 1, "includeSignals": False, "includeClusters": False}, ["w1", "w2", "d1", "c1"], None),
     ],
 )
 def test_expand_admits_nodes_in_a_total_order(
@@ -152,7 +159,7 @@ def test_expand_depth_two_reaches_second_hop_but_not_secured_or_people(small_ser
     assert ids == ["w2", "k2", "w1"]  # hop 1: k2 (d2 is secured); hop 2: w1 via k2
     state = with_hits(small_services, request("token", expandDepth=3), "w2")
     ids = [n["nodeId"] for n in expand(state, deps(small_services))["graphNodes"]]  # type: ignore[arg-type]
-    assert ids == ["w2", "k2", "w1", "s1", "c1", "k1", "d1"]
+    assert ids == ["w2", "k2", "w1", "d1", "c1", "k1", "s1"]  # hop 3 by score: d1 has a vector
     assert not {"d2", "s2", "p1"} & set(ids)
 
 
@@ -180,7 +187,7 @@ def test_score_episodes_sums_member_scores(small_services: SearchServices) -> No
 def test_passages_stop_at_the_budget(small_services: SearchServices) -> None:
     limits = SearchLimits(passage_budget_chars=700, doc_excerpt_chars=500, description_excerpt_chars=300)
     services = SearchServices(backend=small_services.backend, limits=limits)
-    state = with_hits(services, request("token"), "d1", "w1", "w2", "w3")
+    state = with_candidates(services, request("token", expandDepth=0), "d1", "w1", "w2", "w3")
     passages = assemble_passages(state, deps(services))["passages"]  # type: ignore[arg-type]
     assert [p["sourceNodeId"] for p in passages] == ["d1"]  # w1 would be cut below the minimum passage size
     assert sum(len(p["text"]) for p in passages) <= 700
@@ -189,7 +196,7 @@ def test_passages_stop_at_the_budget(small_services: SearchServices) -> None:
 def test_passages_are_bounded(small_services: SearchServices) -> None:
     limits = SearchLimits(passage_budget_chars=1200, doc_excerpt_chars=500, description_excerpt_chars=300)
     services = SearchServices(backend=small_services.backend, limits=limits)
-    state = with_hits(services, request("token"), "d1", "w1", "w2", "w3")
+    state = with_candidates(services, request("token", expandDepth=0), "d1", "w1", "w2", "w3")
     passages = assemble_passages(state, deps(services))["passages"]  # type: ignore[arg-type]
     assert [p["sourceKind"] for p in passages] == ["doc", "work", "work", "work"]
     assert sum(len(p["text"]) for p in passages) <= 1200
@@ -198,11 +205,14 @@ def test_passages_are_bounded(small_services: SearchServices) -> None:
     assert len(passages[0]["text"]) <= len("Token refresh design\n\n") + 500
 
 
-def test_build_pack_cites_every_hit_in_rank_order(small_services: SearchServices) -> None:
+def test_build_pack_cites_the_best_top_k_candidates_in_rank_order(small_services: SearchServices) -> None:
     state = run_until("assemble_passages", small_services, request("token refresh", topK=3))
     state.update(assemble_passages(state, deps(small_services)))  # type: ignore[typeddict-item]
     pack = build_pack(state, deps(small_services))["promptPack"]
-    assert [c["sourceNodeId"] for c in pack["citations"]] == [h["nodeId"] for h in state["hits"]]
+    ranked = [c["nodeId"] for c in state["candidates"]]
+    assert len(ranked) > 3  # expansion found more than the pack cites
+    assert [c["sourceNodeId"] for c in pack["citations"]] == ranked[:3]
+    assert [c["sourceNodeId"] for c in pack["citations"]] != [h["nodeId"] for h in state["hits"]]  # d1 rose
     assert pack["contextMarkdown"].startswith("# Brain search context\n\n**Query:** token refresh\n")
     for number, citation in enumerate(pack["citations"], 1):
         assert f"### [{number}] `{citation['sourceNodeId']}` (" in pack["contextMarkdown"]

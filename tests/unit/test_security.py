@@ -70,7 +70,8 @@ def test_edges_outside_the_allowlist_are_never_followed(small_graph: BrainSearch
 def test_unknown_tenant_gives_an_empty_result(small_graph: BrainSearchGraph) -> None:
     result = BrainSearchResult.model_validate(small_graph.invoke(request("token", "nobody")))
     assert (result.hits, result.graph_nodes, result.passages, result.prompt_pack.citations) == ([], [], [], [])
-    assert "_No hits._" in result.prompt_pack.context_markdown
+    assert result.candidates == []
+    assert "_No sources._" in result.prompt_pack.context_markdown
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,8 @@ from brain_graph.stores.base import (
     Adjacency,
     ClusterMembership,
     EdgeRecord,
+    Link,
+    Neighborhood,
     NodeRecord,
     ProfileIndexInfo,
     TenantCounts,
@@ -28,7 +30,7 @@ from brain_graph.stores.base import (
 )
 from brain_graph.stores.embedded.connections import ReadConnections
 from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, node_meta
-from brain_graph.stores.embedded.vectors import VectorCache, load_matrix, shared_cache
+from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, shared_cache
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_load
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
@@ -57,6 +59,21 @@ NEIGHBORS = (
     " FROM adj JOIN nodes n ON n.tenant_id = :scope_tenant AND n.node_id = adj.neighbor_id"
     " WHERE adj.edge_type IN (SELECT value FROM json_each(:edge_types))"
     " AND adj.neighbor_id NOT IN (SELECT value FROM json_each(:exclude)) AND " + sql_visible("n")
+)
+# Every allowlisted edge of each frontier node to a visible node other than itself, seen from the frontier
+# (same join order as NEIGHBORS).
+LINKS = (
+    "WITH f AS (SELECT DISTINCT value AS node_id FROM json_each(:frontier)),"
+    " adj AS ("
+    "  SELECT f.node_id AS frontier_id, e.edge_type, e.to_node_id AS neighbor_id, 1 AS outgoing"
+    "   FROM f CROSS JOIN edges e ON e.tenant_id = :scope_tenant AND e.from_node_id = f.node_id"
+    "  UNION ALL"
+    "  SELECT f.node_id, e.edge_type, e.from_node_id, 0 FROM f CROSS JOIN edges e INDEXED BY edges_by_target"
+    "   ON e.tenant_id = :scope_tenant AND e.to_node_id = f.node_id)"
+    " SELECT adj.frontier_id, adj.edge_type, adj.neighbor_id, adj.outgoing"
+    " FROM adj JOIN nodes n ON n.tenant_id = :scope_tenant AND n.node_id = adj.neighbor_id"
+    " WHERE adj.edge_type IN (SELECT value FROM json_each(:edge_types))"
+    " AND adj.neighbor_id != adj.frontier_id AND " + sql_visible("n")
 )
 # One index range per source node (the unary ``+`` keeps the type and target lists out of the index
 # lookup: as index constraints they multiply into |ids| x |types| x |ids| probes, 80 ms for 200 ids).
@@ -161,9 +178,36 @@ class EmbeddedStore:
     ) -> list[VectorHit]:
         """Exact search over in-memory matrices of the tenant's vectors (:mod:`.vectors`), read from the
         file once per data version; two statements when they are cached (profiles, data version)."""
+        matrices = self._matrices(queries, scope)
+        return [
+            VectorHit(node_id, query.profile_id, score)
+            for query in queries
+            if query.profile_id in matrices
+            for node_id, score in matrices[query.profile_id].search(
+                query.vector, scope=scope, project_key=project_key, top_k=top_k
+            )
+        ]
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        """Exact scores of the named rows of the same in-memory matrices as :meth:`query`."""
+        if not node_ids:
+            return []
+        matrices = self._matrices(queries, scope)
+        return [
+            VectorHit(node_id, query.profile_id, score)
+            for query in queries
+            if query.profile_id in matrices
+            for node_id, score in matrices[query.profile_id].scores_of(query.vector, node_ids, scope=scope)
+        ]
+
+    def _matrices(self, queries: Sequence[VectorQuery], scope: AccessScope) -> dict[str, VectorMatrix]:
+        """The vector matrix of each query's profile, after checking each query's embedder against the
+        profile's recorded one (one snapshot; the matrices come from the cache when the data is unchanged)."""
         with self._read() as db:
             if db is None or not queries:
-                return []
+                return {}
             db.execute("BEGIN")  # one snapshot for what follows (ended when the connection is given back)
             indexed = {
                 row["profile_id"]: ProfileIndexInfo(row["profile_id"], row["embedder_name"], row["dimension"])
@@ -179,18 +223,13 @@ class EmbeddedStore:
             def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
                 return self._rows(db, sql, params)
 
-            matrices = {
+            return {
                 profile_id: cache.get_or_load(
                     (file_key, version, scope.tenant_id, profile_id),
                     partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector)),
                 )
                 for profile_id, vector in vectors_by_profile.items()
             }
-        return [
-            VectorHit(node_id, profile_id, score)
-            for profile_id, vector in vectors_by_profile.items()
-            for node_id, score in matrices[profile_id].search(vector, scope=scope, project_key=project_key, top_k=top_k)
-        ]
 
     # -- GraphStore ----------------------------------------------------------------------------
 
@@ -227,6 +266,24 @@ class EmbeddedStore:
             if current is None or candidate < current:
                 best[candidate.neighbor_id] = candidate
         return sorted(best.values())[:limit]
+
+    def links(
+        self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
+    ) -> Neighborhood:
+        unique = list(dict.fromkeys(frontier))
+        with self._read() as db:
+            if db is None or not unique or not edge_types:
+                return Neighborhood(dict.fromkeys(unique, 0), [])
+            params = {**sql_params(scope), "frontier": _ids(unique), "edge_types": _ids(edge_types)}
+            rows = self._rows(db, LINKS, params)
+        by_frontier: dict[str, list[Link]] = {node_id: [] for node_id in unique}
+        for row in rows:
+            by_frontier[row["frontier_id"]].append(
+                Link(row["frontier_id"], row["edge_type"], row["neighbor_id"], bool(row["outgoing"]))
+            )
+        degrees = {node_id: len({link.neighbor_id for link in found}) for node_id, found in by_frontier.items()}
+        kept = [link for node_id, found in by_frontier.items() if degrees[node_id] <= max_degree for link in found]
+        return Neighborhood(degrees, sorted(kept))
 
     def edges_among(
         self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]

@@ -45,6 +45,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -213,6 +214,25 @@ class VectorMatrix:
             return [(node_id, -negated) for negated, node_id in best]
         scored = sorted(self._scored(q, q_norm_sq, candidates))[:top_k]
         return [(node_id, -negated) for negated, node_id in scored]
+
+    def scores_of(
+        self, query: Sequence[float], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[tuple[str, float]]:
+        """(node id, score) of the visible rows among ``node_ids``, scored as :meth:`search` scores,
+        ordered by score descending then node id."""
+        rows = [row for row in (self.row_of.get(node_id) for node_id in dict.fromkeys(node_ids)) if row is not None]
+        if not rows:
+            return []
+        visible = self.visible(scope)
+        chosen = np.asarray([row for row in rows if visible[row]], dtype=np.intp)
+        q = np.asarray(query, dtype=np.float64)
+        q_norm_sq = float(np.add.accumulate(q * q)[-1]) if len(q) else 0.0
+        return [(node_id, -negated) for negated, node_id in sorted(self._scored(q, q_norm_sq, chosen))]
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Row index by node id."""
+        return {node_id: row for row, node_id in enumerate(self.node_ids)}
 
     def _scored(self, q: FloatArray, q_norm_sq: float, rows: npt.NDArray[np.intp]) -> list[tuple[float, str]]:
         """(-score, node id) of ``rows``, scored exactly."""

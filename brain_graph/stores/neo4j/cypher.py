@@ -171,6 +171,38 @@ NEIGHBORS: LiteralString = (
     "LIMIT $limit"
 )
 
+
+# The links of each frontier node (matched by tenant, as in NEIGHBORS; deduplicated by the caller), in
+# two subqueries: first its degree (distinct visible neighbours other than itself over the edge types,
+# either direction), then, only for a node of at most ``$maxDegree``, one link per edge (type,
+# neighbour, direction): a hub's edges are counted, never collected. The neighbour pattern has no
+# label, so no index applies to it and the plan expands from the frontier node (with ``:BrainNode``
+# the planner seeks every node of the tenant and joins); the hub test is an UNWIND of an empty list,
+# which the planner cannot move after the expansion.
+def linked(var: LiteralString) -> LiteralString:
+    """MATCH of the allowlisted edges from node ``var`` to visible nodes ``n`` other than itself."""
+    return (
+        f"MATCH ({var})-[r]-(n) WHERE type(r) IN $edgeTypes AND n <> {var} AND "
+        + same_generation("n")
+        + " AND "
+        + visible("n")
+        + " "
+    )
+
+
+LINKS: LiteralString = (
+    TENANT
+    + "UNWIND $frontier AS sourceId "
+    + seek("s", "= sourceId")
+    + "CALL (t, s) { "
+    + linked("s")
+    + "RETURN count(DISTINCT n) AS degree } "
+    "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
+    + linked("open")
+    + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
+    "RETURN s.nodeId AS frontierId, degree, links"
+)
+
 EDGES_AMONG: LiteralString = (
     TENANT + seek("a", "IN $nodeIds") + "MATCH (a)-[r]->(b:BrainNode) "
     "WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN $nodeIds "

@@ -19,7 +19,15 @@ from typing import Any
 
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import cypher_params
-from brain_graph.stores.base import Adjacency, ClusterMembership, EdgeRecord, NodeRecord, edge_sort_key
+from brain_graph.stores.base import (
+    Adjacency,
+    ClusterMembership,
+    EdgeRecord,
+    Link,
+    Neighborhood,
+    NodeRecord,
+    edge_sort_key,
+)
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
 from brain_graph.vocabulary import CLUSTER
@@ -80,6 +88,26 @@ class Neo4jGraphStore:
             },
         )
         return sorted(Adjacency(int(row["frontierIndex"]), row["edgeType"], row["neighborId"]) for row in rows)
+
+    def links(
+        self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
+    ) -> Neighborhood:
+        ids = list(dict.fromkeys(frontier))
+        degrees = dict.fromkeys(ids, 0)
+        if not ids or not edge_types:
+            return Neighborhood(degrees, [])
+        params = {
+            **cypher_params(scope),
+            "frontier": ids,
+            "edgeTypes": sorted(set(edge_types)),
+            "maxDegree": max_degree,
+        }
+        links: list[Link] = []
+        for row in self._client.read(cypher.LINKS, params):
+            source = row["frontierId"]
+            degrees[source] = int(row["degree"])
+            links += (Link(source, edge_type, neighbor, bool(out)) for edge_type, neighbor, out in row["links"])
+        return Neighborhood(degrees, sorted(links))
 
     def edges_among(
         self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]

@@ -6,7 +6,8 @@ removed after the switch (:meth:`WeaviateVectorIndex.remove_older`).
 
 Round trips: a search sends one gRPC ``Search`` per queried profile (Weaviate has no multi-collection
 search), concurrently on one connection, so the wall time is one round trip, plus the profile
-metadata when the cache is cold (:mod:`.schema`). A load lists the tenants of each collection once to
+metadata when the cache is cold (:mod:`.schema`); so does a similarity read of given nodes (up to
+10,000 ids per request). A load lists the tenants of each collection once to
 remove older generations (and once per profile whose embedder changes). Every call is bounded and its
 failures mapped by :mod:`.client`.
 """
@@ -75,6 +76,19 @@ class WeaviateVectorIndex:
 
         async def op(client: Client) -> list[VectorHit]:
             return await self._search.query(client, queries, scope, project_key, top_k, generation)
+
+        return self.connection.call(op, self.connection.timeout_s)
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope, generation: int | None
+    ) -> list[VectorHit]:
+        """:meth:`brain_graph.stores.base.VectorIndex.similarity` in the Weaviate tenant of ``generation``
+        of the scope's tenant (None: only checks the queries, no hits). No request without ids."""
+        if not queries or not node_ids:
+            return []
+
+        async def op(client: Client) -> list[VectorHit]:
+            return await self._search.similarity(client, queries, node_ids, scope, generation)
 
         return self.connection.call(op, self.connection.timeout_s)
 

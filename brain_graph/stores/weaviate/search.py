@@ -11,6 +11,11 @@ over the returned float32 vector and :func:`~brain_graph.scoring.similarity_from
 (bit-identical to the embedded store), ordered by (score desc, node id) and cut to ``top_k``. When the
 last fetched candidate is itself that close to the boundary, an unfetched object could still tie,
 and the fetch is repeated with a four times larger limit (only with mass ties).
+
+:meth:`WeaviateSearch.similarity` scores given nodes instead of searching: one ``fetch_objects`` per
+profile (concurrent) for the objects whose ``nodeId`` is among the ids (``contains_any``, with the
+access filter), with their vectors, scored the same way. A request returns at most
+:data:`QUERY_MAX_RESULTS` objects, so more ids than that take one request per that many.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from brain_graph.stores.weaviate.schema import WeaviateSchema
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 TIE_MARGIN = 1e-5  # > float32 distance error + score rounding
 RETURNED = ["tenantId", "nodeId", "projectKey", "secured", "acl"]
+SCORED = ["tenantId", "nodeId", "secured", "acl"]  # what a similarity read needs (no project filter)
 
 
 def filters(scope: AccessScope, project_key: str | None) -> Any:
@@ -47,6 +53,26 @@ def filters(scope: AccessScope, project_key: str | None) -> Any:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else Filter.all_of(parts)
+
+
+def visible_to(scope: AccessScope, obj: Any) -> bool:
+    """Whether a returned object is visible in ``scope`` (the access rule re-checked in Python)."""
+    props = obj.properties
+    return scope.may_see(str(props.get("tenantId")), bool(props.get("secured")), props.get("acl") or ())
+
+
+def score(query: VectorQuery, obj: Any) -> VectorHit:
+    """The hit of a returned object, scored over its stored vector exactly like the embedded store."""
+    vector = obj.vector
+    stored = next(iter(vector.values())) if isinstance(vector, dict) else vector
+    if len(stored) != len(query.vector):
+        raise EmbeddingMismatchError(
+            f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
+            f"the index holds dimension {len(stored)}"
+        )
+    return VectorHit(
+        str(obj.properties["nodeId"]), query.profile_id, similarity_from_cosine(cosine(query.vector, stored))
+    )
 
 
 def rescore(
@@ -62,10 +88,7 @@ def rescore(
     visible = [
         obj
         for obj in objects
-        if scope.may_see(
-            str(obj.properties.get("tenantId")), bool(obj.properties.get("secured")), obj.properties.get("acl") or ()
-        )
-        and (project_key is None or obj.properties.get("projectKey") == project_key)
+        if visible_to(scope, obj) and (project_key is None or obj.properties.get("projectKey") == project_key)
     ]
 
     def certainty(obj: Any) -> float:
@@ -77,22 +100,15 @@ def rescore(
     for obj in visible:
         if certainty(obj) < bound:
             break
-        vector = obj.vector
-        stored = next(iter(vector.values())) if isinstance(vector, dict) else vector
-        if len(stored) != len(query.vector):
-            raise EmbeddingMismatchError(
-                f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
-                f"the index holds dimension {len(stored)}"
-            )
-        score = similarity_from_cosine(cosine(query.vector, stored))
-        hits.append(VectorHit(str(obj.properties["nodeId"]), query.profile_id, score))
+        hits.append(score(query, obj))
     hits.sort(key=lambda hit: (-hit.score, hit.node_id))
     saturated = bool(objects) and certainty(objects[-1]) >= bound
     return hits, saturated
 
 
 class WeaviateSearch:
-    """The :meth:`~brain_graph.stores.base.VectorIndex.query` of one generation of a tenant."""
+    """The :meth:`~brain_graph.stores.base.VectorIndex.query` and
+    :meth:`~brain_graph.stores.base.VectorIndex.similarity` of one generation of a tenant."""
 
     def __init__(self, connection: WeaviateConnection, schema: WeaviateSchema) -> None:
         self._connection = connection
@@ -109,16 +125,85 @@ class WeaviateSearch:
     ) -> list[VectorHit]:
         """Check the queries against the recorded profiles, then search each profile concurrently in
         the Weaviate tenant of ``generation`` (None: the tenant has no data, no hits)."""
-        cache = await self._schema.for_query(client, [q.profile_id for q in queries])
-        for query in queries:
-            check_query_matches(query, cache.profiles.get(query.profile_id))
-        targets = [q for q in queries if collection_name(q.profile_id) in cache.collections]
+        targets = await self._targets(client, queries)
         if top_k <= 0 or not targets or generation is None:
             return []
         where = filters(scope, project_key)
         tenant = tenant_name(scope.tenant_id, generation)
         searches = (self._search(client, q, tenant, scope, project_key, where, top_k) for q in targets)
         return [hit for hits in await asyncio.gather(*searches) for hit in hits]
+
+    async def similarity(
+        self,
+        client: weaviate.WeaviateAsyncClient,
+        queries: Sequence[VectorQuery],
+        node_ids: Sequence[str],
+        scope: AccessScope,
+        generation: int | None,
+    ) -> list[VectorHit]:
+        """Check the queries against the recorded profiles, then score the visible objects of
+        ``node_ids`` in each profile concurrently, in the queries' order (None: no data, no hits)."""
+        targets = await self._targets(client, queries)
+        ids = sorted(set(node_ids))
+        if not targets or not ids or generation is None:
+            return []
+        tenant = tenant_name(scope.tenant_id, generation)
+        chunks = [ids[start : start + QUERY_MAX_RESULTS] for start in range(0, len(ids), QUERY_MAX_RESULTS)]
+        fetches = (self._score_ids(client, q, tenant, scope, chunks) for q in targets)
+        return [hit for hits in await asyncio.gather(*fetches) for hit in hits]
+
+    async def _targets(self, client: weaviate.WeaviateAsyncClient, queries: Sequence[VectorQuery]) -> list[VectorQuery]:
+        """The queries whose profile has a collection, after checking every query against its profile."""
+        cache = await self._schema.for_query(client, [q.profile_id for q in queries])
+        for query in queries:
+            check_query_matches(query, cache.profiles.get(query.profile_id))
+        return [q for q in queries if collection_name(q.profile_id) in cache.collections]
+
+    async def _score_ids(
+        self,
+        client: weaviate.WeaviateAsyncClient,
+        query: VectorQuery,
+        tenant: str,
+        scope: AccessScope,
+        chunks: Sequence[Sequence[str]],
+    ) -> list[VectorHit]:
+        """The hits of one profile for the ids (one request per chunk), by score desc then node id."""
+        collection = client.collections.use(collection_name(query.profile_id)).with_tenant(tenant)
+        objects = [
+            obj
+            for part in await asyncio.gather(*(self._fetch(collection, scope, ids) for ids in chunks))
+            for obj in part
+        ]
+        wanted = {node_id for ids in chunks for node_id in ids}
+        try:
+            hits = [
+                score(query, obj)
+                for obj in objects
+                if obj.properties.get("nodeId") in wanted and visible_to(scope, obj)
+            ]
+        except EmbeddingMismatchError:
+            self._schema.invalidate()  # the collection was recreated with another dimension since cached
+            raise
+        return sorted(hits, key=lambda hit: (-hit.score, hit.node_id))
+
+    async def _fetch(self, collection: Any, scope: AccessScope, ids: Sequence[str]) -> list[Any]:
+        """The objects (with vectors) of the visible nodes among ``ids`` (none when the Weaviate tenant
+        or the collection is missing)."""
+        where = Filter.by_property("nodeId").contains_any(list(ids))
+        visible = weaviate_visible(scope)
+        self._connection.tick()
+        try:
+            response = await collection.query.fetch_objects(
+                limit=len(ids),
+                filters=where if visible is None else Filter.all_of([where, visible]),
+                include_vector=True,
+                return_properties=SCORED,
+            )
+        except WeaviateQueryError as error:
+            if is_missing(error):
+                return []
+            raise
+        return list(response.objects)
 
     async def _search(
         self,

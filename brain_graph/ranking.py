@@ -1,0 +1,191 @@
+"""Graph-aware ranking: one deterministic, explainable score for every candidate of a search.
+
+The candidates are the vector hits (the *seeds*) plus the nodes expansion reached from them. Each
+candidate ``c`` is scored
+
+    adjustedScore(c) = vectorScore(c) + linkWeight * sum over seeds s reaching c of margin(s) * pathWeight(s, c)
+
+- ``vectorScore(c)``: the similarity of ``c`` to the query in 0..1 (the hits' own score; for expanded
+  nodes computed the same way, 0 when ``c`` has no vector in the searched profiles);
+- ``margin(s) = score(s) - floor``, where ``floor`` is the weakest hit's score: how much better than the
+  weakest hit a seed matched. A seed lends a share of its own evidence, in the units of the scores, so
+  the boost scales with the model's score spread and a seed at the bottom of the hit list lends nothing;
+- ``pathWeight(s, c)``: the product of the edge-type weights along the best path from ``s`` to ``c``
+  (at most ``expandDepth`` hops, never through a hub), times ``hopDecay`` per hop after the first;
+- the sum runs over distinct seeds, the ``maxSeeds`` strongest contributions (the others are listed
+  with contribution 0): several seeds agreeing on a node add up, but the graph term stays at most
+  ``maxSeeds * linkWeight * (best hit - floor)``. A hit linked to another hit is supported by it too
+  (a seed never supports itself).
+
+Hubs, the nodes with more than ``hubDegree`` visible neighbours over the allowlisted edges, are never
+expanded through and lend no support. Everything is float64 arithmetic in a fixed order, rounded to
+:data:`~brain_graph.scoring.SCORE_DECIMALS`, so every backend gives the same ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from brain_graph.errors import ConfigurationError
+from brain_graph.scoring import SCORE_DECIMALS
+from brain_graph.stores.base import Link
+from brain_graph.vocabulary import check_edge_type
+from brain_graph.wire import CandidateSupport, CandidateVia, ScoringBreakdown
+
+
+@dataclass(frozen=True)
+class GraphScoring:
+    """The named settings of the graph-aware score (``BRAIN_GRAPH_SCORING_*``, see the README).
+
+    ``graph_boosts`` off gives pure vector ranking (``adjustedScore == vectorScore``; expansion still
+    finds and lists the same candidates). ``edge_weights`` maps an edge type to its weight (1.0 when
+    not listed). ``neighbors_per_node`` bounds the new nodes each frontier node adds per hop, its best
+    by score; ``max_seeds`` how many seeds' contributions count for one node."""
+
+    graph_boosts: bool = True
+    link_weight: float = 0.5
+    hop_decay: float = 0.5
+    hub_degree: int = 50
+    neighbors_per_node: int = 10
+    max_seeds: int = 3
+    edge_weights: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("link_weight", "hop_decay"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0):
+                raise ConfigurationError(f"GraphScoring.{name} must be a number in 0..1 (got {value!r})")
+        for name in ("hub_degree", "neighbors_per_node", "max_seeds"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100_000:
+                raise ConfigurationError(f"GraphScoring.{name} must be an integer in 0..100000 (got {value!r})")
+        weights = {}
+        for edge_type, weight in sorted(dict(self.edge_weights).items()):
+            check_edge_type(edge_type)
+            if not (isinstance(weight, int | float) and math.isfinite(weight) and 0.0 <= weight <= 1.0):
+                raise ConfigurationError(f"GraphScoring.edge_weights[{edge_type}] must be in 0..1 (got {weight!r})")
+            weights[edge_type] = float(weight)
+        object.__setattr__(self, "edge_weights", weights)
+
+    def edge_weight(self, edge_type: str) -> float:
+        """The weight of an edge type (1.0 unless configured)."""
+        return self.edge_weights.get(edge_type, 1.0)
+
+
+@dataclass(frozen=True, order=True)
+class Path:
+    """The best way a seed reaches a node: the sort key prefers the heavier path, then the shorter,
+    then the smaller ids (so the choice is total)."""
+
+    neg_weight: float
+    hops: int
+    via_id: str
+    edge_type: str
+    incoming: bool  # the edge points from the node to ``via_id`` (the node was reached against it)
+
+    @property
+    def weight(self) -> float:
+        return -self.neg_weight
+
+
+class SupportTable:
+    """Which seeds reach which nodes, and by their best path."""
+
+    def __init__(self, seed_scores: Mapping[str, float], scoring: GraphScoring) -> None:
+        self.seed_scores = dict(seed_scores)
+        self.scoring = scoring
+        self.paths: dict[str, dict[str, Path]] = {}
+
+    def add_hop(self, links: Iterable[Link], hop: int) -> None:
+        """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends every
+        path that reached ``f`` in ``hop - 1`` hops (``f`` itself when it is a seed and ``hop`` is 1)."""
+        decay = 1.0 if hop == 1 else self.scoring.hop_decay
+        for link in links:
+            step = self.scoring.edge_weight(link.edge_type) * decay
+            for seed_id, weight in self._reaching(link.frontier_id, hop - 1):
+                if seed_id == link.neighbor_id:
+                    continue
+                path = Path(-(weight * step), hop, link.frontier_id, link.edge_type, not link.outgoing)
+                known = self.paths.setdefault(link.neighbor_id, {})
+                if seed_id not in known or path < known[seed_id]:
+                    known[seed_id] = path
+
+    def _reaching(self, node_id: str, hops: int) -> list[tuple[str, float]]:
+        """(seed, path weight) of the seeds that reach ``node_id`` in exactly ``hops`` hops."""
+        if hops == 0:
+            return [(node_id, 1.0)] if node_id in self.seed_scores else []
+        return [(seed, path.weight) for seed, path in self.paths.get(node_id, {}).items() if path.hops == hops]
+
+    def floor(self) -> float:
+        """The weakest seed's score (0 when there is none)."""
+        return min(self.seed_scores.values(), default=0.0)
+
+    def support(self, node_id: str) -> list[CandidateSupport]:
+        """The seeds reaching ``node_id``, each with its contribution, strongest first (then seed id)."""
+        floor = self.floor()
+        boosts = self.scoring.graph_boosts
+        rows = []
+        for seed_id, path in self.paths.get(node_id, {}).items():
+            seed_score = self.seed_scores[seed_id]
+            contribution = self.scoring.link_weight * (seed_score - floor) * path.weight if boosts else 0.0
+            rows.append(
+                CandidateSupport(
+                    seedNodeId=seed_id,
+                    seedScore=seed_score,
+                    hops=path.hops,
+                    viaNodeId=path.via_id,
+                    edgeType=path.edge_type,
+                    direction="in" if path.incoming else "out",
+                    pathWeight=round(path.weight, SCORE_DECIMALS),
+                    contribution=round(contribution, SCORE_DECIMALS),
+                )
+            )
+        rows.sort(key=lambda row: (-row["contribution"], -row["seedScore"], row["hops"], row["seedNodeId"]))
+        for row in rows[self.scoring.max_seeds :]:
+            row["contribution"] = 0.0  # listed, but only the strongest max_seeds seeds count
+        return rows
+
+    def breakdown(self, node_id: str, vector_score: float | None) -> ScoringBreakdown:
+        """Every term of the node's score."""
+        support = self.support(node_id)
+        graph = round(math.fsum(row["contribution"] for row in support), SCORE_DECIMALS)
+        vector = vector_score if vector_score is not None else 0.0
+        return ScoringBreakdown(
+            vector=vector,
+            graph=graph,
+            marginFloor=self.floor(),
+            linkWeight=self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
+            support=support,
+        )
+
+
+def adjusted_score(breakdown: ScoringBreakdown) -> float:
+    """``vector + graph``, rounded."""
+    return round(breakdown["vector"] + breakdown["graph"], SCORE_DECIMALS)
+
+
+def best_via(support: list[CandidateSupport]) -> CandidateVia | None:
+    """How a node reached by expansion was reached: its strongest supporting path (None without one)."""
+    if not support:
+        return None
+    top = support[0]
+    return CandidateVia(
+        seedNodeId=top["seedNodeId"],
+        viaNodeId=top["viaNodeId"],
+        edgeType=top["edgeType"],
+        direction=top["direction"],
+        hops=top["hops"],
+    )
+
+
+def rank_key(adjusted: float, vector_score: float | None, node_id: str) -> tuple[float, float, str]:
+    """The total order of candidates: adjusted score, then vector score (none last), then node id."""
+    return (-adjusted, -(vector_score if vector_score is not None else -1.0), node_id)
+
+
+def pack_size(top_k: int, max_citations: int) -> int:
+    """How many candidates the prompt pack cites: the best ``topK`` (the size the caller asked for;
+    expansion changes which sources fill it, not how many), at most ``max_citations``."""
+    return max(0, min(top_k, max_citations))

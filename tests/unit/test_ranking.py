@@ -1,0 +1,284 @@
+"""The graph-aware score (brain_graph.ranking) on small hand-built graphs with chosen similarities.
+
+Every document's embedding text starts with ``@<cosine>``: :class:`AngleEmbeddings` turns it into a
+unit vector at that cosine to the query's, so each node's ``vectorScore`` is ``(1 + cosine) / 2``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from brain_graph.config import build_services, load_settings
+from brain_graph.dataset import Dataset, load_dataset
+from brain_graph.errors import ConfigurationError
+from brain_graph.graph import build_graph
+from brain_graph.profiles import default_profiles
+from brain_graph.ranking import GraphScoring, SupportTable, pack_size
+from brain_graph.services import SearchServices
+from brain_graph.stores.base import Link
+from brain_graph.stores.embedded import EmbeddedStore
+from tests.helpers import edge, node, request
+
+_COSINE = re.compile(r"@(-?[0-9.]+)")
+
+
+class AngleEmbeddings(Embeddings):
+    """The query is (1, 0); a text ``@c ...`` is (c, sqrt(1 - c^2)), a text without a marker (0, 1)."""
+
+    name = "angle-embeddings"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0]
+
+    @staticmethod
+    def _vector(text: str) -> list[float]:
+        match = _COSINE.search(text)
+        cosine = float(match.group(1)) if match else 0.0
+        return [cosine, math.sqrt(max(0.0, 1.0 - cosine * cosine))]
+
+
+def doc(node_id: str, cosine: float | None, **extra: Any) -> dict[str, Any]:
+    title = f"@{cosine} {node_id}" if cosine is not None else node_id
+    return node("t1", node_id, "cdm.doc", title, text={"body": f"Body of {node_id}."}, **extra)
+
+
+def similarity(cosine: float) -> float:
+    return round((1.0 + cosine) / 2.0, 6)
+
+
+# Hits (topK 4): h1 0.95, h2 0.90, h3 0.80 (linked to nothing), h4 0.75 (the floor).
+# linked: 0.725, one REFERENCES hop from h1; noise: 0.25, one DEPENDS_ON hop from h1.
+# hub: 0.55, linked from h2, with six more neighbours (behind0..5); far: two hops from h1 via linked.
+# person p1 is ASSIGNED_TO from h1 (never followed); x1 is signal of h3 via an edge type not allowed.
+GRAPH: dict[str, Any] = {
+    "nodes": [
+        doc("h1", 0.9),
+        doc("h2", 0.8),
+        doc("h3", 0.6),
+        doc("h4", 0.5),
+        doc("linked", 0.45),
+        doc("noise", -0.5),
+        doc("hub", 0.1),
+        doc("far", 0.3),
+        *(doc(f"behind{i}", 0.2) for i in range(6)),
+        node("t1", "p1", "person", "Pat"),
+    ],
+    "edges": [
+        edge("t1", "REFERENCES", "h1", "linked"),
+        edge("t1", "DEPENDS_ON", "noise", "h1"),
+        edge("t1", "REFERENCES", "h2", "hub"),
+        *(edge("t1", "REFERENCES", "hub", f"behind{i}") for i in range(6)),
+        edge("t1", "REFERENCES", "linked", "far"),
+        edge("t1", "ASSIGNED_TO", "h1", "p1"),
+        edge("t1", "MENTIONS", "h3", "h4"),
+    ],
+}
+
+
+def services_for(tmp_path: Path, scoring: GraphScoring | None = None) -> SearchServices:
+    store = EmbeddedStore(tmp_path / "ranking.sqlite3")
+    profiles = default_profiles({"default": AngleEmbeddings()})
+    if not (tmp_path / "ranking.sqlite3").exists():
+        load_dataset(Dataset.model_validate(GRAPH), store, profiles)
+    return SearchServices(backend=store, profiles=profiles, scoring=scoring or GraphScoring(hub_degree=5))
+
+
+def search(services: SearchServices, **options: Any) -> dict[str, Any]:
+    raw = request("query", **{"topK": 4, **options})
+    raw["filter"]["profileKindIn"] = ["doc"]
+    return dict(build_graph(services).invoke(raw))  # type: ignore[arg-type]
+
+
+def ranked(output: dict[str, Any]) -> list[str]:
+    return [c["nodeId"] for c in output["candidates"]]
+
+
+def by_id(output: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["nodeId"]: c for c in output["candidates"]}
+
+
+def test_hits_are_the_seeds_and_keep_their_vector_scores(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path))
+    assert [h["nodeId"] for h in output["hits"]] == ["h1", "h2", "h3", "h4"]
+    assert [h["score"] for h in output["hits"]] == [similarity(c) for c in (0.9, 0.8, 0.6, 0.5)]
+    candidates = by_id(output)
+    assert {k: candidates[k]["reachedBy"] for k in ("h1", "linked")} == {"h1": "vector", "linked": "graph"}
+    assert candidates["linked"]["vectorScore"] == similarity(0.45)  # scored by the batched similarity call
+
+
+def test_a_linked_document_outranks_an_unrelated_hit(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path))
+    order = ranked(output)
+    assert order.index("linked") < order.index("h3")  # 0.725 + 0.5 * (0.95 - 0.75) = 0.825 > 0.80
+    linked = by_id(output)["linked"]
+    assert linked["adjustedScore"] == round(similarity(0.45) + 0.5 * (similarity(0.9) - similarity(0.5)), 6)
+    assert linked["via"] == {
+        "seedNodeId": "h1",
+        "viaNodeId": "h1",
+        "edgeType": "REFERENCES",
+        "direction": "out",
+        "hops": 1,
+    }
+    citations = output["promptPack"]["citations"]
+    assert [c["sourceNodeId"] for c in citations] == order[:4]  # the pack cites the best topK candidates
+    assert "linked" in [c["sourceNodeId"] for c in citations]
+    assert "h4" not in [c["sourceNodeId"] for c in citations]
+
+
+def test_an_unrelated_neighbour_of_a_strong_seed_does_not_outrank_a_relevant_hit(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path))
+    order = ranked(output)
+    noise = by_id(output)["noise"]
+    assert noise["via"] is not None
+    assert noise["via"]["direction"] == "in"
+    assert noise["scoringBreakdown"]["graph"] > 0
+    assert all(order.index(hit) < order.index("noise") for hit in ("h1", "h2", "h3", "h4"))
+
+
+def test_the_breakdown_adds_up_to_the_adjusted_score(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path), expandDepth=2)
+    for candidate in output["candidates"]:
+        breakdown = candidate["scoringBreakdown"]
+        assert breakdown["marginFloor"] == similarity(0.5)
+        total = math.fsum(row["contribution"] for row in breakdown["support"])
+        assert breakdown["graph"] == round(total, 6)
+        assert candidate["adjustedScore"] == round(breakdown["vector"] + breakdown["graph"], 6)
+        for row in breakdown["support"]:
+            expected = 0.5 * (row["seedScore"] - breakdown["marginFloor"]) * row["pathWeight"]
+            assert row["contribution"] == pytest.approx(expected, abs=1e-6)
+    far = by_id(output)["far"]  # h1 -> linked -> far: two hops, decayed once
+    assert far["hops"] == 2
+    assert far["scoringBreakdown"]["support"][0]["pathWeight"] == 0.5
+    assert far["via"] == {
+        "seedNodeId": "h1",
+        "viaNodeId": "linked",
+        "edgeType": "REFERENCES",
+        "direction": "out",
+        "hops": 2,
+    }
+
+
+def test_hubs_are_not_expanded_through(tmp_path: Path) -> None:
+    hub_cut = search(services_for(tmp_path), expandDepth=2)
+    assert "hub" in ranked(hub_cut)  # a hub is a candidate itself ...
+    assert not any(node_id.startswith("behind") for node_id in ranked(hub_cut))  # ... but leads nowhere
+    no_cut = search(services_for(tmp_path, GraphScoring(hub_degree=50)), expandDepth=2)
+    assert {f"behind{i}" for i in range(6)} <= set(ranked(no_cut))
+
+
+def test_graph_boosts_off_is_pure_vector_ranking(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path, GraphScoring(graph_boosts=False, hub_degree=5)))
+    candidates = output["candidates"]
+    assert all(c["adjustedScore"] == (c["vectorScore"] or 0.0) for c in candidates)
+    assert all(row["contribution"] == 0.0 for c in candidates for row in c["scoringBreakdown"]["support"])
+    scores = [(-(c["vectorScore"] or 0.0), c["nodeId"]) for c in candidates]
+    assert scores == sorted(scores)
+    assert [c["sourceNodeId"] for c in output["promptPack"]["citations"]] == ["h1", "h2", "h3", "h4"]
+
+
+def test_depth_zero_cites_the_hits(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path), expandDepth=0)
+    assert ranked(output) == ["h1", "h2", "h3", "h4"]
+    assert all(c["scoringBreakdown"]["support"] == [] for c in output["candidates"])
+
+
+def test_the_facts_are_exactly_the_allowlisted_relationships_among_cited_items(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path), topK=6)
+    cited = [c["sourceNodeId"] for c in output["promptPack"]["citations"]]
+    numbers = {node_id: n for n, node_id in enumerate(cited, 1)}
+    allowed = {"REFERENCES", "DEPENDS_ON", "DOCUMENTS", "IMPLEMENTED_BY", "HAS_SIGNAL", "IN_CLUSTER"}
+    expected = sorted(
+        (numbers[e["fromNodeId"]], e["edgeType"], numbers[e["toNodeId"]])
+        for e in GRAPH["edges"]
+        if e["edgeType"] in allowed and e["fromNodeId"] in numbers and e["toNodeId"] in numbers
+    )
+    assert expected  # h1 -> linked at least
+    markdown = output["promptPack"]["contextMarkdown"]
+    section = markdown.split("## Graph facts\n", 1)[1].split("\n## Passages", 1)[0]
+    facts = re.findall(r"^- \[(\d+)\] .* -([A-Z_]+)-> \[(\d+)\] ", section, flags=re.MULTILINE)
+    assert [(int(a), t, int(b)) for a, t, b in facts] == expected
+    assert "MENTIONS" not in section
+    assert "ASSIGNED_TO" not in section
+
+
+def test_several_seeds_add_up_and_a_seed_never_supports_itself() -> None:
+    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7}, GraphScoring())
+    table.add_hop(
+        [
+            Link("a", "REFERENCES", "x", True),
+            Link("b", "REFERENCES", "x", False),
+            Link("a", "REFERENCES", "b", True),
+            Link("b", "REFERENCES", "a", False),
+        ],
+        hop=1,
+    )
+    support = table.support("x")
+    assert [row["seedNodeId"] for row in support] == ["a", "b"]
+    assert table.breakdown("x", 0.5)["graph"] == round(0.5 * 0.2 + 0.5 * 0.1, 6)
+    assert [row["seedNodeId"] for row in table.support("a")] == ["b"]  # not a itself
+    assert [row["seedNodeId"] for row in table.support("b")] == ["a"]
+
+
+def test_edge_weights_and_the_best_path_per_seed() -> None:
+    scoring = GraphScoring(edge_weights={"IN_CLUSTER": 0.25})
+    table = SupportTable({"a": 0.9, "z": 0.5}, scoring)
+    table.add_hop([Link("a", "IN_CLUSTER", "x", True), Link("a", "REFERENCES", "y", True)], hop=1)
+    table.add_hop([Link("y", "REFERENCES", "x", True)], hop=2)
+    (row,) = table.support("x")
+    assert (row["hops"], row["edgeType"], row["pathWeight"]) == (2, "REFERENCES", 0.5)  # 1 * 0.5 beats 0.25
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"link_weight": -0.1}, {"hop_decay": 1.5}, {"hub_degree": -1}, {"edge_weights": {"bad type": 0.5}}],
+)
+def test_settings_are_validated(settings: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError, match=r"GraphScoring|edge type"):
+        GraphScoring(**settings)
+
+
+def test_pack_size_is_top_k_within_the_citation_limit() -> None:
+    assert (pack_size(20, 60), pack_size(100, 60), pack_size(5, 60)) == (20, 60, 5)
+
+
+def test_the_scoring_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BRAIN_GRAPH_BACKEND", "embedded")
+    monkeypatch.setenv("BRAIN_GRAPH_STORE_PATH", str(tmp_path / "unused.sqlite3"))
+    monkeypatch.setenv("BRAIN_GRAPH_GRAPH_BOOSTS", "false")
+    monkeypatch.setenv("BRAIN_GRAPH_LINK_WEIGHT", "0.25")
+    monkeypatch.setenv("BRAIN_GRAPH_HUB_DEGREE", "7")
+    monkeypatch.setenv("BRAIN_GRAPH_EDGE_WEIGHTS", "IN_CLUSTER=0.5, REFERENCES=1")
+    scoring = build_services(load_settings()).scoring
+    assert scoring == GraphScoring(
+        graph_boosts=False, link_weight=0.25, hub_degree=7, edge_weights={"IN_CLUSTER": 0.5, "REFERENCES": 1.0}
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("BRAIN_GRAPH_EDGE_WEIGHTS", "IN_CLUSTER=2"),
+        ("BRAIN_GRAPH_EDGE_WEIGHTS", "in cluster=0.5"),
+        ("BRAIN_GRAPH_EDGE_WEIGHTS", "IN_CLUSTER"),
+        ("BRAIN_GRAPH_LINK_WEIGHT", "1.5"),
+        ("BRAIN_GRAPH_HUB_DEGREE", "-1"),
+    ],
+)
+def test_a_bad_scoring_variable_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigurationError) as error:
+        load_settings()
+    message = str(error.value)
+    assert message.startswith(f"{variable}: ")
+    assert "\n" not in message
