@@ -46,17 +46,17 @@ def choose_new(
     """The nodes this hop admits: of each frontier node's new neighbours its best ``per_node`` by
     :func:`~brain_graph.ranking.rank_key` (scores so far), then of all those the best ``room``."""
 
-    def key(node_id: str) -> tuple[float, float, str]:
-        hit = scores.get(node_id)
-        vector = hit.score if hit is not None else None
-        return rank_key(adjusted_score(table.breakdown(node_id, vector)), vector, node_id)
-
     by_frontier: dict[str, set[str]] = {}
     for link in links:
         if link.neighbor_id not in admitted:
             by_frontier.setdefault(link.frontier_id, set()).add(link.neighbor_id)
-    chosen = {node_id for found in by_frontier.values() for node_id in sorted(found, key=key)[:per_node]}
-    return sorted(chosen, key=key)[:room]
+    keys: dict[str, tuple[float, float, str]] = {}
+    for node_id in sorted({node_id for found in by_frontier.values() for node_id in found}):
+        hit = scores.get(node_id)
+        vector = hit.score if hit is not None else None
+        keys[node_id] = rank_key(adjusted_score(table.breakdown(node_id, vector)), vector, node_id)
+    chosen = {node_id for found in by_frontier.values() for node_id in sorted(found, key=keys.__getitem__)[:per_node]}
+    return sorted(chosen, key=keys.__getitem__)[:room]
 
 
 def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
