@@ -35,6 +35,23 @@ def best_scores(raw: list[VectorHit]) -> dict[str, VectorHit]:
     return {hit.node_id: hit for hit in merge_hits(raw, len(raw))}
 
 
+MAX_SCORED_PER_HOP = 10_000  # new nodes scored per hop: one similarity request per profile (Weaviate's page)
+
+
+def reached_first(links: list[Link], frontier: list[str], admitted: set[str]) -> list[str]:
+    """The new nodes of a hop, at most :data:`MAX_SCORED_PER_HOP`: those reached from the best-ranked
+    frontier nodes first (frontier order, then node id), so a frontier full of large neighbourhoods
+    cannot make a hop's similarity call unbounded."""
+    position = {node_id: index for index, node_id in enumerate(frontier)}
+    first: dict[str, int] = {}
+    for link in links:
+        if link.neighbor_id not in admitted:
+            index = position[link.frontier_id]
+            first[link.neighbor_id] = min(index, first.get(link.neighbor_id, index))
+    ordered = sorted(first, key=lambda node_id: (first[node_id], node_id))[:MAX_SCORED_PER_HOP]
+    return sorted(ordered)
+
+
 def choose_new(
     links: list[Link],
     admitted: set[str],
@@ -64,11 +81,11 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
 
     Each hop makes one ``links`` call for its whole frontier (the hits, then the nodes the previous
     hop admitted; hubs, above ``scoring.hub_degree`` neighbours, are not expanded through) and one
-    ``similarity`` call for the new neighbours' vector scores. Each frontier node admits at most
-    ``scoring.neighbors_per_node`` new nodes, its best by score so far, and all admitted nodes, hits
-    first, number at most ``maxNodes``. Then one metadata read of the nodes new to this search and one
-    edge fetch for the admitted set. Tenant and ACL are enforced by the store. ``candidates`` are the
-    admitted nodes ranked by :mod:`brain_graph.ranking`.
+    ``similarity`` call for the new neighbours' vector scores (at most :data:`MAX_SCORED_PER_HOP`).
+    Each frontier node admits at most ``scoring.neighbors_per_node`` new nodes, its best by score so
+    far, and all admitted nodes, hits first, number at most ``maxNodes``. Then one metadata read of
+    the nodes new to this search and one edge fetch for the admitted set. Tenant and ACL are
+    enforced by the store. ``candidates`` are the admitted nodes ranked by :mod:`brain_graph.ranking`.
     """
     request = state["request"]
     options = request["options"]
@@ -90,11 +107,13 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         links = graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree).links
         table.add_hop(links, hop)
         room = options["maxNodes"] - len(admitted)
-        new_ids = sorted({link.neighbor_id for link in links} - set(admitted))
+        new_ids = reached_first(links, frontier, set(admitted))
         if room <= 0 or not new_ids:
             break
         scores.update(best_scores(backend.vector_index.similarity(queries, new_ids, scope=scope)))
-        frontier = choose_new(links, set(admitted), table, scores, scoring.neighbors_per_node, room)
+        in_reach = set(new_ids)
+        considered = [link for link in links if link.neighbor_id in in_reach]
+        frontier = choose_new(considered, set(admitted), table, scores, scoring.neighbors_per_node, room)
         admitted.extend(frontier)
 
     records = dict(state["nodeRecords"])

@@ -6,6 +6,7 @@ unit vector at that cosine to the query's, so each node's ``vectorScore`` is ``(
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from pathlib import Path
@@ -25,6 +26,9 @@ from brain_graph.stores.base import Link
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import edge, node, request
 
+expand_module = importlib.import_module(
+    "brain_graph.nodes.expand"
+)  # the package exports the step function by that name
 _COSINE = re.compile(r"@(-?[0-9.]+)")
 
 
@@ -282,3 +286,17 @@ def test_a_bad_scoring_variable_is_one_line_naming_it(
     message = str(error.value)
     assert message.startswith(f"{variable}: ")
     assert "\n" not in message
+
+
+def test_a_hop_scores_a_bounded_number_of_new_nodes_best_frontier_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(expand_module, "MAX_SCORED_PER_HOP", 3)
+    links = [
+        Link("f2", "REFERENCES", "a", True),
+        Link("f1", "REFERENCES", "z", True),
+        Link("f1", "REFERENCES", "y", False),
+        Link("f2", "REFERENCES", "y", True),
+        Link("f2", "REFERENCES", "b", True),
+        Link("f1", "REFERENCES", "f2", True),
+    ]
+    # f1's new neighbours (y, z) come first, then f2's by id (a before b); f2 is already admitted
+    assert expand_module.reached_first(links, ["f1", "f2"], {"f1", "f2"}) == ["a", "y", "z"]
