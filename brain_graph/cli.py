@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -31,6 +32,23 @@ from brain_graph.stores.registry import build_backend
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Deterministic GraphRAG search for LangGraph.")
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: print the installed version and stop."""
+    if value:
+        typer.echo(f"brain-graph {metadata.version('brain-graph')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Deterministic GraphRAG search for LangGraph."""
+
 
 DEMO_SEARCHES: tuple[dict[str, Any], ...] = (
     {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}},
@@ -140,6 +158,8 @@ def search(
         services = _services(store)
         try:
             output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
+            if not output["hits"]:
+                _say_if_empty(services, tenant)
         finally:
             services.backend.close()
     except BrainGraphError as error:
@@ -149,6 +169,16 @@ def search(
         sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
     else:
         sys.stdout.write(result.prompt_pack.context_markdown)
+
+
+def _say_if_empty(services: SearchServices, tenant: str) -> None:
+    """On stderr, when the searched tenant holds no data at all: say so, and how to fill it (the
+    result is still printed: an empty pack)."""
+    if services.backend.admin.count(tenant).nodes == 0:
+        err.print(
+            f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; "
+            "fill it with: brain-graph load PATH (or brain-graph load --example)"
+        )
 
 
 @app.command()

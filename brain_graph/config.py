@@ -14,7 +14,7 @@ from brain_graph.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
 from brain_graph.environment import ENV_CONFIG, read_settings
 from brain_graph.errors import ConfigurationError
 from brain_graph.profiles import default_profiles
-from brain_graph.ranking import GraphScoring
+from brain_graph.ranking import MAX_COUNT_SETTING, GraphScoring
 from brain_graph.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
 from brain_graph.stores.base import StorageBackend
 from brain_graph.stores.registry import allowed_backends, backend_names, build_backend
@@ -44,13 +44,16 @@ class Settings(BaseSettings):
         default=DEFAULT_SCORING.hop_decay, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_HOP_DECAY"
     )
     hub_degree: int = Field(
-        default=DEFAULT_SCORING.hub_degree, ge=0, le=100_000, validation_alias="BRAIN_GRAPH_HUB_DEGREE"
+        default=DEFAULT_SCORING.hub_degree, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_HUB_DEGREE"
     )
     neighbors_per_node: int = Field(
-        default=DEFAULT_SCORING.neighbors_per_node, ge=0, le=100_000, validation_alias="BRAIN_GRAPH_NEIGHBORS_PER_NODE"
+        default=DEFAULT_SCORING.neighbors_per_node,
+        ge=0,
+        le=MAX_COUNT_SETTING,
+        validation_alias="BRAIN_GRAPH_NEIGHBORS_PER_NODE",
     )
     max_seeds: int = Field(
-        default=DEFAULT_SCORING.max_seeds, ge=0, le=100_000, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
+        default=DEFAULT_SCORING.max_seeds, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
     )
     edge_weights: str = Field(default="", validation_alias="BRAIN_GRAPH_EDGE_WEIGHTS")
 

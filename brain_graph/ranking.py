@@ -34,10 +34,13 @@ from brain_graph.stores.base import Link
 from brain_graph.vocabulary import check_edge_type
 from brain_graph.wire import CandidateSupport, CandidateVia, ScoringBreakdown
 
+MAX_COUNT_SETTING = 1_000  # hub_degree, neighbors_per_node, max_seeds: bounds the work of one hop
+
 
 @dataclass(frozen=True)
 class GraphScoring:
-    """The named settings of the graph-aware score (``BRAIN_GRAPH_SCORING_*``, see the README).
+    """The named settings of the graph-aware score (environment: ``BRAIN_GRAPH_GRAPH_BOOSTS``,
+    ``BRAIN_GRAPH_LINK_WEIGHT``, ... see the README).
 
     ``graph_boosts`` off gives pure vector ranking (``adjustedScore == vectorScore``; expansion still
     finds and lists the same candidates). ``edge_weights`` maps an edge type to its weight (1.0 when
@@ -59,8 +62,10 @@ class GraphScoring:
                 raise ConfigurationError(f"GraphScoring.{name} must be a number in 0..1 (got {value!r})")
         for name in ("hub_degree", "neighbors_per_node", "max_seeds"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100_000:
-                raise ConfigurationError(f"GraphScoring.{name} must be an integer in 0..100000 (got {value!r})")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_COUNT_SETTING:
+                raise ConfigurationError(
+                    f"GraphScoring.{name} must be an integer in 0..{MAX_COUNT_SETTING} (got {value!r})"
+                )
         weights = {}
         for edge_type, weight in sorted(dict(self.edge_weights).items()):
             check_edge_type(edge_type)
@@ -98,25 +103,36 @@ class SupportTable:
         self.scoring = scoring
         self.paths: dict[str, dict[str, Path]] = {}
 
-    def add_hop(self, links: Iterable[Link], hop: int) -> None:
-        """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends every
-        path that reached ``f`` in ``hop - 1`` hops (``f`` itself when it is a seed and ``hop`` is 1)."""
-        decay = 1.0 if hop == 1 else self.scoring.hop_decay
+    def add_hop(self, links: Iterable[Link]) -> None:
+        """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends the
+        paths that reached ``f`` before this hop (``f`` itself, with no hop, when it is a seed), its
+        ``max_seeds + 1`` strongest ones: one step multiplies every path through ``f`` by the same
+        factor, so the strongest stay the strongest, and ``n`` itself may be one of them (a seed
+        never supports itself). Every hop after a path's first is decayed."""
+        links = list(links)
+        reaching = {link.frontier_id: self._strongest(link.frontier_id) for link in links}
         for link in links:
-            step = self.scoring.edge_weight(link.edge_type) * decay
-            for seed_id, weight in self._reaching(link.frontier_id, hop - 1):
+            step = self.scoring.edge_weight(link.edge_type)
+            for seed_id, weight, hops in reaching[link.frontier_id]:
                 if seed_id == link.neighbor_id:
                     continue
-                path = Path(-(weight * step), hop, link.frontier_id, link.edge_type, not link.outgoing)
+                decay = self.scoring.hop_decay if hops >= 1 else 1.0
+                path = Path(-(weight * step * decay), hops + 1, link.frontier_id, link.edge_type, not link.outgoing)
                 known = self.paths.setdefault(link.neighbor_id, {})
                 if seed_id not in known or path < known[seed_id]:
                     known[seed_id] = path
 
-    def _reaching(self, node_id: str, hops: int) -> list[tuple[str, float]]:
-        """(seed, path weight) of the seeds that reach ``node_id`` in exactly ``hops`` hops."""
-        if hops == 0:
-            return [(node_id, 1.0)] if node_id in self.seed_scores else []
-        return [(seed, path.weight) for seed, path in self.paths.get(node_id, {}).items() if path.hops == hops]
+    def _strongest(self, node_id: str) -> list[tuple[str, float, int]]:
+        """(seed, path weight, hops) of the ``max_seeds + 1`` strongest seeds reaching ``node_id`` (by
+        margin times path weight, then seed id), and the node itself, with no hop, if it is a seed."""
+        floor = self.floor()
+        reached = sorted(
+            self.paths.get(node_id, {}).items(),
+            key=lambda item: (-(self.seed_scores[item[0]] - floor) * item[1].weight, item[1], item[0]),
+        )
+        own = [(node_id, 1.0, 0)] if node_id in self.seed_scores else []
+        kept = reached[: self.scoring.max_seeds + 1]  # one more: the neighbour may be one of them (never itself)
+        return own + [(seed, path.weight, path.hops) for seed, path in kept]
 
     def floor(self) -> float:
         """The weakest seed's score (0 when there is none)."""

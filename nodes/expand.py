@@ -101,11 +101,11 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     admitted = [hit["nodeId"] for hit in hits]
     frontier = list(admitted)
     queries = profile_queries(request, state["queryVectors"], deps)
-    for hop in range(1, options["expandDepth"] + 1):
+    for _hop in range(options["expandDepth"]):
         if not frontier or not edge_types:
             break
         links = graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree).links
-        table.add_hop(links, hop)
+        table.add_hop(links)
         room = options["maxNodes"] - len(admitted)
         new_ids = reached_first(links, frontier, set(admitted))
         if room <= 0 or not new_ids:
@@ -158,7 +158,7 @@ def candidate(
         vectorScore=vector,
         adjustedScore=adjusted_score(breakdown),
         reachedBy="vector" if is_hit else "graph",
-        hops=0 if is_hit else min((row["hops"] for row in support), default=1),
+        hops=0 if is_hit or not support else support[0]["hops"],  # the hops of ``via``, its strongest path
         via=None if is_hit else best_via(support),
         scoringBreakdown=breakdown,
     )

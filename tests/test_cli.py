@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -147,3 +148,19 @@ def test_a_principal_that_reads_as_a_group_exits_2(loaded_store: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert result.stderr.startswith("error: invalid request: context.principal.principalId: must not start with")
+
+
+def test_version_prints_the_installed_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"brain-graph {importlib.metadata.version('brain-graph')}\n"
+
+
+def test_an_unknown_tenant_is_noted_on_stderr_but_a_tenant_without_matches_is_not(loaded_store: Path) -> None:
+    unknown = runner.invoke(app, ["search", "token", "--tenant", "nobody", "--public", "--store", str(loaded_store)])
+    assert unknown.exit_code == 0
+    assert "_No sources._" in unknown.stdout
+    assert unknown.stderr.startswith("note: tenant 'nobody' holds no data in the embedded backend; fill it with: ")
+    known = runner.invoke(app, ["search", "token", "--tenant", "t1", "--public", "--store", str(loaded_store)])
+    assert known.exit_code == 0
+    assert known.stderr == ""

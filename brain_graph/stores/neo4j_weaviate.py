@@ -33,14 +33,16 @@ Loading (:meth:`Neo4jWeaviateBackend.load`)
 
 Round trips of one search (warm profile cache; ``P`` queried profiles, expansion depth ``D``, hits
 found, no early stop of the expansion): Neo4j ``1`` (the tenant's generation), then Weaviate ``P``
-(concurrent), then Neo4j ``1`` (hit metadata) + ``D`` (one per hop) + ``1`` (metadata of the nodes the
-expansion added, when it added any) + ``1`` (edges among the admitted nodes) + ``1`` (cluster
-memberships, when on; clusters already read are not read again) + ``1`` (passage texts). None of it
-depends on ``topK`` or on the number of hits. Per method: :meth:`~CurrentGenerationIndex.query` and
-:meth:`~CurrentGenerationIndex.similarity` take Neo4j ``1`` (the generation) then Weaviate ``P``
-(concurrent; a similarity read of more than 10,000 ids takes one more per 10,000 ids), nothing
-without queries or ids; every :class:`~brain_graph.stores.neo4j.graph.Neo4jGraphStore` read, ``links``
-included (degrees and links of the whole frontier), takes Neo4j ``1``.
+(concurrent), then Neo4j ``1`` (hit metadata), then per hop Neo4j ``1`` (the frontier's links) and, for
+the new nodes' similarity, Neo4j ``1`` (the generation) + Weaviate ``P`` (concurrent), then Neo4j ``1``
+(metadata of the nodes the expansion added, when it added any) + ``1`` (edges among the admitted nodes)
++ ``1`` (cluster memberships, when on; clusters already read are not read again) + ``1`` (passage
+texts). None of it depends on ``topK`` or on the number of hits. Per method:
+:meth:`~CurrentGenerationIndex.query` and :meth:`~CurrentGenerationIndex.similarity` take Neo4j ``1``
+(the generation) then Weaviate ``P`` (concurrent; the pipeline scores at most 10,000 ids per hop, one
+request per profile), nothing without queries or ids; every
+:class:`~brain_graph.stores.neo4j.graph.Neo4jGraphStore` read, ``links`` included (degrees and links of
+the whole frontier), takes Neo4j ``1``.
 :meth:`Neo4jWeaviateBackend.round_trips` reads the counters. A search that runs while a load flips
 may combine two generations (each statement sees one).
 """

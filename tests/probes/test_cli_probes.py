@@ -122,6 +122,10 @@ def test_default_store_that_was_never_loaded_is_an_empty_result(tmp_path: Path) 
     result = _run(["search", "token refresh", "--tenant", "t1", "--public"], tmp_path)
     assert result.exit_code == 0, result.stderr
     assert "_No sources._" in result.stdout
+    assert result.stderr == (
+        "note: tenant 't1' holds no data in the embedded backend; "
+        "fill it with: brain-graph load PATH (or brain-graph load --example)\n"
+    )
 
 
 # -- configuration ------------------------------------------------------------------------------

@@ -222,8 +222,7 @@ def test_several_seeds_add_up_and_a_seed_never_supports_itself() -> None:
             Link("b", "REFERENCES", "x", False),
             Link("a", "REFERENCES", "b", True),
             Link("b", "REFERENCES", "a", False),
-        ],
-        hop=1,
+        ]
     )
     support = table.support("x")
     assert [row["seedNodeId"] for row in support] == ["a", "b"]
@@ -235,8 +234,8 @@ def test_several_seeds_add_up_and_a_seed_never_supports_itself() -> None:
 def test_edge_weights_and_the_best_path_per_seed() -> None:
     scoring = GraphScoring(edge_weights={"IN_CLUSTER": 0.25})
     table = SupportTable({"a": 0.9, "z": 0.5}, scoring)
-    table.add_hop([Link("a", "IN_CLUSTER", "x", True), Link("a", "REFERENCES", "y", True)], hop=1)
-    table.add_hop([Link("y", "REFERENCES", "x", True)], hop=2)
+    table.add_hop([Link("a", "IN_CLUSTER", "x", True), Link("a", "REFERENCES", "y", True)])
+    table.add_hop([Link("y", "REFERENCES", "x", True)])
     (row,) = table.support("x")
     assert (row["hops"], row["edgeType"], row["pathWeight"]) == (2, "REFERENCES", 0.5)  # 1 * 0.5 beats 0.25
 
@@ -300,3 +299,23 @@ def test_a_hop_scores_a_bounded_number_of_new_nodes_best_frontier_first(monkeypa
     ]
     # f1's new neighbours (y, z) come first, then f2's by id (a before b); f2 is already admitted
     assert expand_module.reached_first(links, ["f1", "f2"], {"f1", "f2"}) == ["a", "y", "z"]
+
+
+def test_a_node_admitted_after_the_hop_that_first_reached_it_still_passes_support_on() -> None:
+    """y is reached at hop 1 but admitted only at hop 2 (say, cut by neighbors_per_node at hop 1):
+    its links at hop 3 extend its best path, so z is supported through it."""
+    table = SupportTable({"a": 0.9, "b": 0.5}, GraphScoring())
+    table.add_hop([Link("a", "REFERENCES", "x", True), Link("a", "REFERENCES", "y", True)])
+    table.add_hop([Link("x", "REFERENCES", "y", True)])
+    table.add_hop([Link("y", "REFERENCES", "z", True)])
+    (row,) = table.support("z")
+    assert (row["seedNodeId"], row["hops"], row["viaNodeId"], row["pathWeight"]) == ("a", 2, "y", 0.5)
+
+
+def test_only_the_strongest_max_seeds_paths_are_extended() -> None:
+    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7, "e": 0.6, "d": 0.5}, GraphScoring(max_seeds=2))
+    table.add_hop([Link(seed, "REFERENCES", "x", True) for seed in ("a", "b", "c", "e")])
+    table.add_hop([Link("x", "REFERENCES", "y", True), Link("x", "REFERENCES", "a", False)])
+    assert [row["seedNodeId"] for row in table.support("y")] == ["a", "b", "c"]  # max_seeds + 1 extended
+    assert [row["contribution"] > 0 for row in table.support("y")] == [True, True, False]  # two count
+    assert [row["seedNodeId"] for row in table.support("a")] == ["b", "c"]  # a reached back through x
