@@ -101,6 +101,7 @@ class SupportTable:
     def __init__(self, seed_scores: Mapping[str, float], scoring: GraphScoring) -> None:
         self.seed_scores = dict(seed_scores)
         self.scoring = scoring
+        self._floor = min(self.seed_scores.values(), default=0.0)  # the seeds are fixed: computed once
         self.paths: dict[str, dict[str, Path]] = {}
 
     def add_hop(self, links: Iterable[Link]) -> None:
@@ -136,7 +137,7 @@ class SupportTable:
 
     def floor(self) -> float:
         """The weakest seed's score (0 when there is none)."""
-        return min(self.seed_scores.values(), default=0.0)
+        return self._floor
 
     def support(self, node_id: str) -> list[CandidateSupport]:
         """The seeds reaching ``node_id``, each with its contribution, strongest first (then seed id)."""
