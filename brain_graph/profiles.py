@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.embeddings import LexicalHashEmbeddings
 from brain_graph.errors import ConfigurationError, InvalidRequestError, shown
+from brain_graph.stores.base import NodeRecord, ProfileIndexInfo
 from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
 
 
@@ -31,6 +32,19 @@ class EmbeddingProfile:
     text_fields: tuple[str, ...]
     default: bool = True
     max_chars: int = 1_000
+
+
+def profile_text(node: NodeRecord, profile: EmbeddingProfile) -> tuple[str, bool]:
+    """The text a profile embeds for a node: its ``text_fields`` (``title`` from the node, the others
+    from its text), stripped and joined by new lines, cut to the profile's ``max_chars``; and whether
+    it was cut."""
+    parts = []
+    for name in profile.text_fields:
+        value = node.title if name == "title" else node.text.get(name)
+        if value:
+            parts.append(value.strip())
+    text = "\n".join(parts)
+    return text[: profile.max_chars], len(text) > profile.max_chars
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,14 @@ class ProfileRegistry:
                 return value
         return type(embedder).__name__
 
+    def identity(self, profile: EmbeddingProfile) -> ProfileIndexInfo:
+        """What the index records for a profile: its embedder's name and the dimension."""
+        return ProfileIndexInfo(profile.profile_id, self.embedder_name(profile), profile.dimension)
+
+    def covering(self, node_type: str) -> tuple[EmbeddingProfile, ...]:
+        """The profiles that embed nodes of ``node_type``."""
+        return tuple(p for p in self.profiles if node_type in p.node_types)
+
     def select(self, kinds: Sequence[str] | None) -> tuple[EmbeddingProfile, ...]:
         """Profiles to search: those of ``kinds``, or the default ones when ``kinds`` is None."""
         if kinds is None:
@@ -84,18 +106,49 @@ class ProfileRegistry:
         return tuple(p for p in self.profiles if p.profile_kind in set(kinds))
 
 
-def default_profiles(embedders: Mapping[str, Embeddings] | None = None) -> ProfileRegistry:
+BASE_PROFILES: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
+    ("cdm.work.summary", "work", (WORK_ITEM,), ("title", "summary"), True),
+    ("cdm.doc.body", "doc", (DOC,), ("title", "body"), True),
+    ("code.file.summary", "code", (CODE_FILE,), ("title", "summary"), False),
+)
+PROFILE_IDS = tuple(profile_id for profile_id, *_ in BASE_PROFILES)
+
+
+def _dimension(embedder: Embeddings) -> int:
+    """An embedder's output dimension: its ``dimension`` attribute, else measured on a probe text."""
+    dimension = getattr(embedder, "dimension", None)
+    return dimension if isinstance(dimension, int) else len(embedder.embed_query("dimension probe"))
+
+
+def default_profiles(
+    embedders: Mapping[str, Embeddings] | None = None, assignments: Mapping[str, str] | None = None
+) -> ProfileRegistry:
     """The seed's default profiles (``cdm.work.summary``, ``cdm.doc.body``) plus a code profile.
 
-    All use the bundled deterministic embedder unless ``embedders`` maps ``"default"`` to another one.
+    Each profile uses ``embedders[assignments[profile_id]]`` when assigned, else ``embedders["default"]``,
+    else the bundled deterministic embedder (:class:`~brain_graph.embeddings.LexicalHashEmbeddings`).
     """
-    embedder = (embedders or {}).get("default") or LexicalHashEmbeddings()
-    dimension = len(embedder.embed_query("dimension probe"))
-    profiles: Iterable[EmbeddingProfile] = (
-        EmbeddingProfile("cdm.work.summary", "work", "default", dimension, (WORK_ITEM,), ("title", "summary")),
-        EmbeddingProfile("cdm.doc.body", "doc", "default", dimension, (DOC,), ("title", "body")),
+    chosen = dict(embedders or {})
+    chosen.setdefault("default", LexicalHashEmbeddings())
+    assigned = dict(assignments or {})
+    unknown = sorted(set(assigned) - set(PROFILE_IDS))
+    if unknown:
+        raise ConfigurationError(f"unknown embedding profile(s) {shown(unknown)}; the profiles are {list(PROFILE_IDS)}")
+    missing = sorted(set(assigned.values()) - set(chosen))
+    if missing:
+        raise ConfigurationError(f"profile(s) assigned to unknown embedder(s) {shown(missing)}")
+    dimensions = {key: _dimension(embedder) for key, embedder in chosen.items()}
+    profiles = tuple(
         EmbeddingProfile(
-            "code.file.summary", "code", "default", dimension, (CODE_FILE,), ("title", "summary"), default=False
-        ),
+            profile_id,
+            kind,
+            assigned.get(profile_id, "default"),
+            dimensions[assigned.get(profile_id, "default")],
+            node_types,
+            text_fields,
+            default=default,
+        )
+        for profile_id, kind, node_types, text_fields, default in BASE_PROFILES
     )
-    return ProfileRegistry(profiles=tuple(profiles), embedders={"default": embedder})
+    used = {profile.embedder_id for profile in profiles}
+    return ProfileRegistry(profiles=profiles, embedders={key: chosen[key] for key in sorted(used)})

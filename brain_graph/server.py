@@ -1,5 +1,6 @@
 """Entry points for the LangGraph server (``langgraph dev`` / LangSmith Deployment), named in ``langgraph.json``.
 
+- ``make_index_graph``: the ``brain_index`` graph (the incremental indexer, :mod:`brain_graph.index_graph`).
 - ``make_graph``: the ``brain_search`` graph factory. It returns one compiled graph per process, built
   without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
   :mod:`brain_graph.config`) the first time a node runs, in a worker thread, never on the event loop.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -24,8 +26,9 @@ from starlette.routing import Route
 
 from brain_graph.config import load_settings
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
+from brain_graph.index_graph import build_index_graph
 
-__all__ = ["app", "make_graph"]
+__all__ = ["app", "make_graph", "make_index_graph"]
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +39,16 @@ def _compiled() -> BrainSearchGraph:
 def make_graph() -> BrainSearchGraph:
     """Graph factory for ``langgraph.json`` (graph id ``brain_search``); cheap, called per request."""
     return _compiled()
+
+
+@lru_cache(maxsize=1)
+def _compiled_index() -> Any:
+    return build_index_graph()  # services resolved from the environment when a run starts
+
+
+def make_index_graph() -> Any:
+    """Graph factory for ``langgraph.json`` (graph id ``brain_index``)."""
+    return _compiled_index()
 
 
 def _package_version() -> str:

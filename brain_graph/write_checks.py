@@ -18,10 +18,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
+import numpy.typing as npt
+
 from brain_graph.contracts import MAX_PROJECT_CHARS, MAX_TENANT_CHARS, identifier_problem
 from brain_graph.errors import ConfigurationError, DatasetError
 from brain_graph.security import parse_acl_entry, text_problem
-from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
+from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord, VectorValues
 from brain_graph.vocabulary import check_edge_type
 
 MAX_NODE_ID_CHARS = 512
@@ -165,9 +168,17 @@ def _vector_problem(vector: VectorRecord, dimensions: Mapping[str, int]) -> str 
         return problem
     if len(vector.vector) != expected:
         return f"has dimension {len(vector.vector)}, profile {vector.profile_id} has {expected}"
-    if not all(math.isfinite(x) and abs(x) <= MAX_FLOAT32 for x in vector.vector):
+    values = _float_values(vector.vector)
+    if not (np.isfinite(values).all() and (np.abs(values) <= MAX_FLOAT32).all()):
         return "holds a value that is not a finite float32"
     return None
+
+
+def _float_values(vector: VectorValues) -> npt.NDArray[np.float64]:
+    """The values of a vector as float64 (a numpy row as it is; any other sequence iterated once)."""
+    if isinstance(vector, np.ndarray):
+        return vector.astype(np.float64, copy=False)
+    return np.fromiter(vector, dtype=np.float64, count=len(vector))
 
 
 def _profiles_problem(profiles: Sequence[ProfileIndexInfo]) -> str | None:
@@ -212,3 +223,27 @@ def check_load(
         problem = _vector_problem(vector, dimensions)
         if problem is not None:
             raise DatasetError(f"vector of node {vector.node_id[:80]!r} ({vector.profile_id}): {problem}")
+
+
+def check_changes(changes: ChangeSet) -> None:
+    """:func:`check_load` of a change's records, plus: no node both upserted and deleted, no edge both
+    upserted and deleted, every deleted key a valid identifier."""
+    check_load(changes.upsert_nodes, changes.upsert_edges, changes.upsert_vectors, changes.profiles)
+    upserted = {(n.tenant_id, n.node_id) for n in changes.upsert_nodes}
+    for key in changes.delete_nodes:
+        problem = _identifier(key.tenant_id, MAX_TENANT_CHARS) or _node_id(key.node_id)
+        if problem is not None:
+            raise DatasetError(f"deleted node {key.node_id[:80]!r} of tenant {key.tenant_id[:80]!r}: {problem}")
+        if (key.tenant_id, key.node_id) in upserted:
+            raise DatasetError(f"{_where_node_key(key.tenant_id, key.node_id)} is both written and deleted")
+    edge_keys = {(e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id) for e in changes.upsert_edges}
+    for edge in changes.delete_edges:
+        if (edge.tenant_id, edge.edge_type, edge.from_node_id, edge.to_node_id) in edge_keys:
+            raise DatasetError(
+                f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r} is both written "
+                "and deleted"
+            )
+
+
+def _where_node_key(tenant_id: str, node_id: str) -> str:
+    return f"node {node_id[:80]!r} of tenant {tenant_id[:80]!r}"

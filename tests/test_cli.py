@@ -164,3 +164,73 @@ def test_an_unknown_tenant_is_noted_on_stderr_but_a_tenant_without_matches_is_no
     known = runner.invoke(app, ["search", "token", "--tenant", "t1", "--public", "--store", str(loaded_store)])
     assert known.exit_code == 0
     assert known.stderr == ""
+
+
+def _index(store: Path, *args: str) -> dict[str, object]:
+    result = runner.invoke(app, ["index", "--store", str(store), "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_index_reports_one_json_object_and_a_second_run_embeds_nothing(loaded_store: Path) -> None:
+    first = _index(loaded_store)
+    assert set(first) >= {"embedded", "unchanged", "deleted", "pending", "truncated", "seconds", "tenants"}
+    assert first["embedded"] == 0  # the load embedded everything
+    assert first["unchanged"] > 0
+    assert first["deleted"] == first["pending"] == 0
+    full = _index(loaded_store, "--full")
+    assert (full["embedded"], full["unchanged"]) == (first["unchanged"], 0)
+    human = runner.invoke(app, ["index", "--store", str(loaded_store)])
+    assert human.exit_code == 0
+    assert "nothing to do" in human.output
+
+
+def test_index_of_one_tenant_and_profile(loaded_store: Path) -> None:
+    report = _index(loaded_store, "--tenant", "t1", "--profile", "cdm.doc.body")
+    assert (report["tenants"], report["profiles"]) == (["t1"], ["cdm.doc.body"])
+    bad = runner.invoke(app, ["index", "--store", str(loaded_store), "--profile", "nope"])
+    assert bad.exit_code == 2
+    assert bad.output.count("\n") == 1
+    assert "unknown embedding profile 'nope'" in bad.output
+
+
+def test_quiet_load_prints_nothing(tmp_path: Path) -> None:
+    dataset = tmp_path / "graph.json"
+    dataset.write_text(json.dumps(SMALL_GRAPH), encoding="utf-8")
+    result = runner.invoke(app, ["load", str(dataset), "--store", str(tmp_path / "s.sqlite3"), "--quiet"])
+    assert result.exit_code == 0
+    assert result.output == ""
+
+
+def test_an_index_after_changing_the_embedder_asks_for_a_full_run(loaded_store: Path) -> None:
+    env = {"BRAIN_GRAPH_EMBEDDER": "lexical:256"}
+    refused = runner.invoke(app, ["index", "--store", str(loaded_store)], env=env)
+    assert refused.exit_code == 2
+    assert "'lexical-hash-v1'" in refused.output
+    assert "lexical-hash-v1/256" in refused.output
+    assert "brain-graph index --full" in refused.output
+    searched = runner.invoke(
+        app, ["search", "token", "--tenant", "t1", "--public", "--store", str(loaded_store)], env=env
+    )
+    assert searched.exit_code == 2
+    assert "re-index" in searched.output
+    switched = runner.invoke(app, ["index", "--store", str(loaded_store), "--full", "--json"], env=env)
+    assert switched.exit_code == 0, switched.output
+    assert json.loads(switched.stdout)["embedded"] > 0
+    after = runner.invoke(app, ["search", "token", "--tenant", "t1", "--public", "--store", str(loaded_store)], env=env)
+    assert after.exit_code == 0, after.output
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("BRAIN_GRAPH_EMBEDDER", "word2vec", "BRAIN_GRAPH_EMBEDDER"),
+        ("BRAIN_GRAPH_PROFILE_EMBEDDERS", "nope=lexical", "BRAIN_GRAPH_PROFILE_EMBEDDERS"),
+        ("BRAIN_GRAPH_EMBEDDER", "sentence-transformers:/no/such/model", "/no/such/model"),
+    ],
+)
+def test_a_bad_embedder_setting_is_one_line(loaded_store: Path, variable: str, value: str, message: str) -> None:
+    result = runner.invoke(app, ["index", "--store", str(loaded_store)], env={variable: value})
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert message in result.output

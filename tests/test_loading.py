@@ -14,6 +14,8 @@ from brain_graph.contracts import BrainSearchResult
 from brain_graph.dataset import Dataset, embed_nodes, index_info, load_dataset, read_dataset
 from brain_graph.errors import DatasetError
 from brain_graph.graph import build_graph
+from brain_graph.indexing.indexer import Indexer
+from brain_graph.profiles import ProfileRegistry
 from brain_graph.services import SearchServices
 from brain_graph.stores.base import VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
@@ -118,18 +120,57 @@ def test_a_vector_of_the_wrong_dimension_is_refused_before_writing(tmp_path: Pat
     assert search_wire(services) == before
 
 
-def test_a_failing_embedder_writes_nothing(tmp_path: Path) -> None:
-    services = make_store(tmp_path, SMALL_GRAPH)
-    before = search_wire(services)
+def _failing_on(services: SearchServices, word: str | None) -> ProfileRegistry:
+    """The services' profiles with an embedder that fails on texts holding ``word`` (on all when None)."""
 
     class Broken(type(services.profiles.embedders["default"])):  # type: ignore[misc]
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            raise RuntimeError("provider down")
+            if word is None or any(word in text for text in texts):
+                raise RuntimeError("provider down")
+            return super().embed_documents(texts)
 
-    broken = services.profiles.__class__(services.profiles.profiles, {"default": Broken()})
-    with pytest.raises(DatasetError, match="embedding failed, nothing was written: provider down"):
-        load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, broken)
+        embed_documents_array = None  # the loader must fall back to embed_documents
+
+    return services.profiles.__class__(services.profiles.profiles, {"default": Broken()})
+
+
+def test_a_failing_embedder_still_writes_the_nodes_and_reports_them_pending(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    healthy = search_wire(services)
+    assert healthy["hits"]
+    dataset = Dataset.model_validate(SMALL_GRAPH)
+    report = load_dataset(dataset, services.backend, _failing_on(services, "refresh"))
+    assert report.pending > 0
+    assert report.embedded > 0
+    assert report.nodes == len(dataset.nodes)
+    degraded = search_wire(services)
+    assert degraded != healthy  # the nodes about "refresh" are no vector hits until indexed
+    recovered = Indexer(services.backend, services.profiles).run()
+    assert (recovered.embedded, recovered.pending) == (report.pending, 0)
+    assert search_wire(services) == healthy
+
+
+def test_an_embedder_that_fails_on_every_text_writes_nothing(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    before = search_wire(services)
+    with pytest.raises(DatasetError, match="the embedder failed on every text"):
+        load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, _failing_on(services, None))
     assert search_wire(services) == before
+
+
+def test_a_merge_load_is_incremental_and_leaves_no_stale_vector(tmp_path: Path) -> None:
+    services = make_store(tmp_path, SMALL_GRAPH)
+    first = SMALL_GRAPH["nodes"][0]
+    changed = {**first, "nodeType": "cdm.doc", "secured": True, "acl": ["user:alice"], "title": "", "text": {}}
+    merged = load_dataset(
+        Dataset.model_validate({"nodes": [changed], "edges": []}), services.backend, services.profiles, replace=False
+    )
+    assert merged.deleted == 1  # its vector as a work item
+    states = services.backend.index_store.vector_states(first["tenantId"], "cdm.work.summary")
+    assert first["id"] not in {s.node_id for s in states}
+    again = load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, services.profiles, replace=False)
+    assert again.unchanged > 0
+    assert again.embedded == 1  # only the node changed back
 
 
 def test_an_empty_store_gives_an_empty_result(tmp_path: Path) -> None:

@@ -255,8 +255,9 @@ def evaluate(pack_method: PackMethod = PACK_METHOD, cache: bool = True) -> dict[
         closing(EmbeddedStore(Path(workdir) / "hotpotqa.sqlite3")) as store,
     ):
         started = time.perf_counter()
-        nodes, edges, vectors = load_dataset(dataset, store, registry)
-        _log(f"embedded and loaded {nodes} nodes, {edges} edges, {vectors} vectors: {_since(started)}")
+        loaded = load_dataset(dataset, store, registry)
+        counts = f"{loaded.nodes} nodes, {loaded.edges} edges, {loaded.embedded} vectors"
+        _log(f"embedded and loaded {counts}: {_since(started)}")
         space = vector_space(dataset, embedder, profile)
         rankings = [space.ranking(embedder.embed_query(q.text)) for q in questions]
 

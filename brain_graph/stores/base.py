@@ -14,7 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
 from brain_graph.security import AccessScope
+
+VectorValues = Sequence[float] | npt.NDArray[np.floating[Any]]  # a list of floats or a numpy row
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,9 @@ class VectorHit:
 
 @dataclass(frozen=True)
 class VectorRecord:
-    """A vector to write, with the metadata the index filters on."""
+    """A vector to write, with the metadata the index filters on. ``vector`` may be a list or a
+    float32 numpy row; ``content_hash`` is what it was made from
+    (:func:`brain_graph.indexing.hashing.content_hash`; "" when unknown)."""
 
     tenant_id: str
     node_id: str
@@ -55,7 +62,68 @@ class VectorRecord:
     project_key: str | None
     secured: bool
     acl: tuple[str, ...]
-    vector: Sequence[float]
+    vector: VectorValues = field(compare=False)  # a numpy row has no truth value for ==
+    content_hash: str = ""
+
+
+@dataclass(frozen=True)
+class VectorState:
+    """A stored vector seen by the indexer: the hash of what it was made from ("" for vectors written
+    before hashes existed) and the filter metadata it carries (compared with the node's)."""
+
+    node_id: str
+    content_hash: str
+    project_key: str | None
+    secured: bool
+    acl: tuple[str, ...]
+
+
+@dataclass(frozen=True, order=True)
+class NodeKey:
+    """A node of a tenant."""
+
+    tenant_id: str
+    node_id: str
+
+
+@dataclass(frozen=True, order=True)
+class VectorKey:
+    """A node's vector in one profile."""
+
+    tenant_id: str
+    profile_id: str
+    node_id: str
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """Writes applied together by :meth:`StorageBackend.apply`, all or nothing, in this order:
+    ``delete_edges`` (matched by tenant, type and ends; properties ignored), ``delete_nodes`` (each
+    with its edges and its vectors in every profile), ``upsert_nodes`` (a node's fields are replaced
+    as a whole), ``upsert_edges`` (both ends must exist once the nodes are written, else the whole
+    change is refused with a :class:`~brain_graph.errors.DatasetError`), ``delete_vectors``,
+    ``upsert_vectors`` (their profiles' identities in ``profiles``, under the embedder-identity rule
+    of :mod:`brain_graph.stores.identity`: a change never replaces a recorded identity)."""
+
+    upsert_nodes: Sequence[NodeRecord] = ()
+    upsert_edges: Sequence[EdgeRecord] = ()
+    delete_edges: Sequence[EdgeRecord] = ()
+    delete_nodes: Sequence[NodeKey] = ()
+    upsert_vectors: Sequence[VectorRecord] = ()
+    delete_vectors: Sequence[VectorKey] = ()
+    profiles: Sequence[ProfileIndexInfo] = ()
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.upsert_nodes,
+                self.upsert_edges,
+                self.delete_edges,
+                self.delete_nodes,
+                self.upsert_vectors,
+                self.delete_vectors,
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -255,6 +323,43 @@ class AdminOperations(Protocol):
 
 
 @runtime_checkable
+class IndexStore(Protocol):
+    """The reads of the write side (the indexer, the hooks): whole records, outside any search scope.
+    Ids are ordered by code point (byte order of UTF-8) everywhere."""
+
+    def tenants(self) -> list[str]:
+        """Every tenant holding at least one node, sorted."""
+        ...
+
+    def node_page(
+        self, tenant_id: str, *, node_types: Sequence[str], after: str | None, limit: int
+    ) -> list[NodeRecord]:
+        """Full records (``text`` included) of the tenant's nodes of ``node_types`` whose id sorts
+        after ``after`` (all when None): the first ``limit`` of them by id. One round trip."""
+        ...
+
+    def count_nodes(self, tenant_id: str, node_types: Sequence[str]) -> int:
+        """How many nodes of ``node_types`` the tenant holds (progress totals). One round trip."""
+        ...
+
+    def get_records(self, tenant_id: str, node_ids: Sequence[str]) -> list[NodeRecord]:
+        """Full records (``text`` included) of the tenant's nodes among ``node_ids``, sorted by id;
+        missing ids are left out. One round trip."""
+        ...
+
+    def vector_states(
+        self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
+    ) -> list[VectorState]:
+        """The tenant's stored vectors of a profile (those of ``node_ids`` only, when given), sorted by
+        node id. Bounded round trips per call, whatever the number of vectors (paged reads)."""
+        ...
+
+    def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
+        """The embedder identity recorded for each profile that has one."""
+        ...
+
+
+@runtime_checkable
 class StorageBackend(Protocol):
     """A deployment's stores, plus loading.
 
@@ -284,6 +389,19 @@ class StorageBackend(Protocol):
     @property
     def admin(self) -> AdminOperations:
         """Administration: drop, count, round-trip counters."""
+        ...
+
+    @property
+    def index_store(self) -> IndexStore:
+        """Reads of the write side."""
+        ...
+
+    def apply(self, changes: ChangeSet) -> None:
+        """Apply a :class:`ChangeSet` to the graph and the vectors together: checked first
+        (:func:`~brain_graph.write_checks.check_load` on its records), then written; when any write
+        fails, both stores are left as they were and the error is raised. Writes go to each tenant's
+        current data (a tenant without data gets it); searches may see a change only as a whole
+        on the embedded store, and on Neo4j + Weaviate may briefly see the vectors before the graph."""
         ...
 
     def load(

@@ -24,15 +24,11 @@ def check_query_matches(query: VectorQuery, indexed: ProfileIndexInfo | None) ->
     """Raise :class:`EmbeddingMismatchError` unless ``query`` fits the indexed profile (or none is indexed)."""
     if indexed is None:
         return
-    if len(query.vector) != indexed.dimension:
+    if len(query.vector) != indexed.dimension or query.embedder_name != indexed.embedder_name:
         raise EmbeddingMismatchError(
-            f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
-            f"the index holds dimension {indexed.dimension} ({indexed.embedder_name})"
-        )
-    if query.embedder_name != indexed.embedder_name:
-        raise EmbeddingMismatchError(
-            f"profile {query.profile_id}: query embedded by {query.embedder_name!r}, "
-            f"the index was built by {indexed.embedder_name!r}; re-index or configure the same embedder"
+            f"profile {query.profile_id}: the query was embedded by {query.embedder_name!r} (dimension "
+            f"{len(query.vector)}), the index was built by {indexed.embedder_name!r} (dimension "
+            f"{indexed.dimension}); configure the same embedder, or re-index: brain-graph index --full"
         )
 
 
@@ -48,4 +44,14 @@ def profile_conflict(
         f"(dimension {recorded.dimension}), this load has {loading.embedder_name!r} (dimension "
         f"{loading.dimension}); tenant(s) {shown}{more} still hold vectors of the recorded embedder: "
         "replace them in the same load, or drop them, to re-index the profile"
+    )
+
+
+def identity_change_refused(recorded: ProfileIndexInfo, given: ProfileIndexInfo) -> EmbeddingMismatchError:
+    """The error of an incremental write (:meth:`~brain_graph.stores.base.StorageBackend.apply`) whose
+    vectors were made by another embedder than the one the profile records."""
+    return EmbeddingMismatchError(
+        f"profile {given.profile_id}: the index records embedder {recorded.embedder_name!r} (dimension "
+        f"{recorded.dimension}), these vectors come from {given.embedder_name!r} (dimension {given.dimension}); "
+        "re-index every tenant of the profile with the new embedder: brain-graph index --full"
     )

@@ -31,6 +31,39 @@ Loading (:meth:`Neo4jWeaviateBackend.load`)
     dimension recreates the Weaviate collection), so a failure after that point leaves the profile's
     vectors incomplete until the load is run again.
 
+Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across both stores
+    1. :func:`~brain_graph.write_checks.check_changes` (the records as a load checks them; no node both
+       upserted and deleted), then the embedder-identity rule for a change: a profile whose identity
+       differs from the recorded one is refused (:func:`~brain_graph.stores.identity.identity_change_refused`),
+       a profile without one gets its collection (recording it; kept even when the change then fails).
+    2. ONE explicit Neo4j transaction (:mod:`brain_graph.stores.neo4j.changes`) locks the changed
+       tenants' pointers and writes into each tenant's current generation (a tenant with upserts and none
+       gets a fresh one, made current by this transaction's commit): edges deleted, nodes DETACH
+       DELETEd, nodes MERGEd with every field SET, edges MERGEd; an edge whose ends are not both nodes
+       then refuses the whole change (rolled back, nothing written anywhere).
+    3. Weaviate (:mod:`brain_graph.stores.weaviate.changes`): the objects the change touches (its
+       vectors, and a deleted node's vectors in EVERY collection) are read with their vectors and
+       properties, then deleted / upserted. If a Weaviate write fails, the objects read are put back
+       (those the change created are deleted) and the Neo4j transaction is rolled back.
+    4. The Neo4j transaction commits last; if the commit fails, Weaviate is restored as in 3. A
+       restore that fails itself is reported in the message of the original error (Weaviate may then
+       hold part of the change; a commit whose outcome is unknown, e.g. a connection lost during it, is
+       treated as failed). After the commit, a new tenant's older leftovers are cleaned up as after a
+       load. Concurrent changes of a tenant queue on its pointer's lock. Searches may see the vectors
+       of a change shortly before its graph.
+    Round trips (batches of 2,000 rows per Cypher statement; ``T`` targets = pairs of collection and
+    Weaviate tenant touched, ``C`` collections): Weaviate ``1`` (profile metadata, when the change has
+    profiles or touches vectors) ``+ 1`` per collection created; Neo4j ``1`` (pointers) + one statement
+    per batch of deleted edges (per type), deleted nodes, nodes and edges (per type); Weaviate one read
+    per target and 10,000 node ids (concurrent; a deleted node makes ``C`` targets of its tenant), then
+    one delete per target and 10,000 ids and one insert per target and 1,000 objects. An empty change
+    sends nothing.
+
+Write-side reads (:class:`Neo4jWeaviateIndexStore`): ``tenants``, ``node_page`` (an index range in
+id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``vector_states`` is Neo4j
+``1`` (the generation) + Weaviate one request per 5,000 objects (cursor) or per 10,000 given ids;
+``recorded_profiles`` one Weaviate request.
+
 Round trips of one search (warm profile cache; ``P`` queried profiles, expansion depth ``D``, hits
 found, no early stop of the expansion): Neo4j ``1`` (the tenant's generation), then Weaviate ``P``
 (concurrent), then Neo4j ``1`` (hit metadata), then per hop Neo4j ``1`` (the frontier's links) and, for
@@ -52,12 +85,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
 from brain_graph.environment import ENV_CONFIG, read_settings
+from brain_graph.errors import BackendUnavailableError, BrainGraphError, one_line_message
 from brain_graph.security import AccessScope
 from brain_graph.stores.base import (
+    ChangeSet,
     EdgeRecord,
     NodeRecord,
     ProfileIndexInfo,
@@ -65,14 +102,18 @@ from brain_graph.stores.base import (
     VectorHit,
     VectorQuery,
     VectorRecord,
+    VectorState,
 )
 from brain_graph.stores.neo4j import cypher
+from brain_graph.stores.neo4j.changes import GraphChanges
 from brain_graph.stores.neo4j.client import Neo4jClient, uri_problem
 from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
 from brain_graph.stores.neo4j.graph import Neo4jGraphStore
+from brain_graph.stores.neo4j.index_reads import Neo4jIndexReads
+from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, plan_vectors
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 from brain_graph.stores.weaviate.schema import VectorIndexKind
-from brain_graph.write_checks import check_load
+from brain_graph.write_checks import check_changes, check_load
 
 
 class Neo4jWeaviateSettings(BaseSettings):
@@ -129,6 +170,45 @@ class CurrentGenerationIndex:
         return self._index.similarity(queries, node_ids, scope=scope, generation=generation)
 
 
+class Neo4jWeaviateIndexStore(Neo4jIndexReads):
+    """The backend's :class:`~brain_graph.stores.base.IndexStore`: node records from Neo4j
+    (:class:`~brain_graph.stores.neo4j.index_reads.Neo4jIndexReads`), vector states and recorded
+    identities from Weaviate, at each tenant's current generation."""
+
+    def __init__(self, client: Neo4jClient, generations: Neo4jGenerations, index: WeaviateVectorIndex) -> None:
+        super().__init__(client)
+        self._generations = generations
+        self._index = index
+
+    def vector_states(
+        self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
+    ) -> list[VectorState]:
+        """See :meth:`brain_graph.stores.base.IndexStore.vector_states`: one Neo4j statement (the
+        generation), then Weaviate pages."""
+        if node_ids is not None and not node_ids:
+            return []
+        generation = self._generations.current_generation(tenant_id)
+        return self._index.vector_states(tenant_id, generation, profile_id, node_ids)
+
+    def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
+        return self._index.recorded_profiles()
+
+
+def with_restore_failure(error: BaseException, failure: BaseException) -> BaseException:
+    """``error`` (or an equal error whose message says so) noting that restoring Weaviate failed."""
+    reason = one_line_message(f"{type(failure).__name__}: {failure}", 300)
+    note = f"restoring Weaviate failed too ({reason}); it may hold part of the change"
+    if isinstance(error, BackendUnavailableError):
+        return BackendUnavailableError(error.backend, f"{error.detail}; {note}")
+    if isinstance(error, BrainGraphError) and len(error.args) == 1 and isinstance(error.args[0], str):
+        try:
+            return type(error)(f"{error}; {note}")
+        except TypeError:
+            pass
+    error.add_note(note)
+    return error
+
+
 class Neo4jWeaviateBackend:
     """:class:`~brain_graph.stores.base.StorageBackend` over Neo4j + Weaviate, with its administration.
     ``neo4j`` (the client), ``generations`` and ``weaviate`` give the stores' own operations (tests,
@@ -142,6 +222,8 @@ class Neo4jWeaviateBackend:
         self.weaviate = weaviate
         self._graph = Neo4jGraphStore(neo4j)
         self._vectors = CurrentGenerationIndex(self.generations, weaviate)
+        self._index_store = Neo4jWeaviateIndexStore(neo4j, self.generations, weaviate)
+        self._graph_changes = GraphChanges(neo4j)
 
     @classmethod
     def from_settings(cls, settings: Neo4jWeaviateSettings) -> Neo4jWeaviateBackend:
@@ -180,6 +262,10 @@ class Neo4jWeaviateBackend:
     @property
     def admin(self) -> Neo4jWeaviateBackend:
         return self
+
+    @property
+    def index_store(self) -> Neo4jWeaviateIndexStore:
+        return self._index_store
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -225,6 +311,48 @@ class Neo4jWeaviateBackend:
         )
         for tenant, flip in sorted(flips.items()):
             self.generations.delete_older(tenant, flip)
+
+    # -- incremental changes ---------------------------------------------------------------------
+
+    def apply(self, changes: ChangeSet) -> None:
+        """Check, then write into the current generations, all or nothing (see the module docstring)."""
+        check_changes(changes)
+        if not changes:
+            return
+        touches_vectors = changes.profiles or changes.upsert_vectors or changes.delete_vectors or changes.delete_nodes
+        collections = self.weaviate.prepare_changes(changes.profiles) if touches_vectors else set()
+        flips = self.neo4j.write(lambda session: self._apply_in(session, changes, collections))
+        if flips:
+            self.clean_up(flips)
+
+    def _apply_in(self, session: neo4j.Session, changes: ChangeSet, collections: set[str]) -> dict[str, Flip]:
+        """The Neo4j transaction of a change, with the Weaviate writes before its commit."""
+        with self.neo4j.transaction(session) as tx:
+            generations = self._graph_changes.lock(tx, changes)
+            self._graph_changes.write(tx, changes, generations.current)
+            changes = self._graph_changes.vectors_from_graph(tx, changes, generations.current)
+            plan = plan_vectors(changes, generations.current, collections)
+            previous = self.weaviate.read_objects(plan)
+            try:
+                self.weaviate.write_changes(plan, previous)
+                tx.commit()
+            except (DriverError, Neo4jError) as error:
+                raise self._restored(self.neo4j.unavailable(error), plan, previous) from None
+            except BaseException as error:
+                replacement = self._restored(error, plan, previous)
+                if replacement is error:
+                    raise
+                raise replacement from error
+        return generations.fresh
+
+    def _restored(self, error: BaseException, plan: VectorPlan, previous: Sequence[StoredObject]) -> BaseException:
+        """Put Weaviate back as it was before the change; the error to raise (``error``, noting a failed
+        restore)."""
+        try:
+            self.weaviate.restore(plan, previous)
+        except Exception as failure:
+            return with_restore_failure(error, failure)
+        return error
 
     # -- AdminOperations -------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES
+from brain_graph.index_graph import INDEX_GRAPH_NAME
 from tests.platform.devserver import REPO_ROOT
 
 CONFIGS = [REPO_ROOT / "langgraph.json", REPO_ROOT / "examples" / "cortex" / "langgraph.json"]
@@ -53,9 +54,9 @@ def test_every_graph_factory_builds_a_graph(config_path: Path) -> None:
         assert factory() is compiled  # built once per process
 
 
-def test_root_config_serves_brain_search_as_its_only_graph() -> None:
+def test_root_config_serves_the_search_and_the_index_graphs() -> None:
     raw = json.loads((REPO_ROOT / "langgraph.json").read_text(encoding="utf-8"))
-    assert list(raw["graphs"]) == [GRAPH_NAME]
+    assert list(raw["graphs"]) == [GRAPH_NAME, INDEX_GRAPH_NAME]
     assert raw["dependencies"] == ["."]
 
 

@@ -7,7 +7,7 @@ import sqlite3
 
 from brain_graph.stores.base import NodeRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: vectors.content_hash
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
@@ -22,13 +22,16 @@ CREATE TABLE IF NOT EXISTS edges (
 CREATE INDEX IF NOT EXISTS edges_by_target ON edges (tenant_id, to_node_id, edge_type);
 CREATE TABLE IF NOT EXISTS vectors (
     tenant_id TEXT NOT NULL, profile_id TEXT NOT NULL, node_id TEXT NOT NULL, project_key TEXT,
-    secured INTEGER NOT NULL, acl TEXT NOT NULL, vector BLOB NOT NULL,
+    secured INTEGER NOT NULL, acl TEXT NOT NULL, vector BLOB NOT NULL, content_hash TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (tenant_id, profile_id, node_id)
 );
+CREATE INDEX IF NOT EXISTS vectors_by_node ON vectors (tenant_id, node_id);
 CREATE TABLE IF NOT EXISTS profiles (
     profile_id TEXT PRIMARY KEY, embedder_name TEXT NOT NULL, dimension INTEGER NOT NULL
 );
 """
+# Columns added after the first release, added to older stores when they are next written.
+MIGRATIONS = (("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),)
 # Every write transaction stores a new random token here, so readers can tell whether what they
 # cached from the file is current (:mod:`brain_graph.stores.embedded.vectors`); absent in a store no
 # write of this version touched yet.
@@ -39,6 +42,35 @@ BUMP_DATA_VERSION = (
 READ_DATA_VERSION = f"SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'"
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
+
+
+def migrate(connection: sqlite3.Connection) -> None:
+    """Add the columns of :data:`MIGRATIONS` a store written by an older version lacks."""
+    for table, column, statement in MIGRATIONS:
+        if column not in table_columns(connection, table):
+            connection.execute(statement)
+
+
+def table_columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    """The column names of one of this schema's tables (``table`` is never input)."""
+    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+
+
+def node_record(row: sqlite3.Row) -> NodeRecord:
+    """The full record (``text`` included) of a row holding :data:`NODE_COLUMNS`."""
+    meta = node_meta(row)
+    return NodeRecord(
+        tenant_id=meta.tenant_id,
+        node_id=meta.node_id,
+        node_type=meta.node_type,
+        project_key=meta.project_key,
+        title=meta.title,
+        url=meta.url,
+        secured=meta.secured,
+        acl=meta.acl,
+        text=json.loads(row["text"]),
+        properties=meta.properties,
+    )
 
 
 def meta_columns(alias: str) -> str:

@@ -16,6 +16,7 @@ from brain_graph.security import AccessScope
 from brain_graph.stores.access import sql_params, sql_visible
 from brain_graph.stores.base import (
     Adjacency,
+    ChangeSet,
     ClusterMembership,
     EdgeRecord,
     Link,
@@ -29,9 +30,10 @@ from brain_graph.stores.base import (
     edge_sort_key,
 )
 from brain_graph.stores.embedded.connections import ReadConnections
+from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
 from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, node_meta
 from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, shared_cache
-from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_load
+from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
 
@@ -136,6 +138,10 @@ class EmbeddedStore:
     @property
     def admin(self) -> EmbeddedStore:
         return self
+
+    @property
+    def index_store(self) -> EmbeddedIndexStore:
+        return EmbeddedIndexStore(partial(self._read, missing_ok=True), self._rows)
 
     @contextmanager
     def _read(self, *, missing_ok: bool = False) -> Iterator[sqlite3.Connection | None]:
@@ -349,6 +355,10 @@ class EmbeddedStore:
     ) -> None:
         """See :func:`~brain_graph.stores.embedded.writes.write_load`."""
         write_load(self.path, nodes, edges, vectors, profiles, replace=replace)
+
+    def apply(self, changes: ChangeSet) -> None:
+        """See :func:`~brain_graph.stores.embedded.writes.write_changes`: one SQLite transaction."""
+        write_changes(self.path, changes)
 
     def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
         if self.path.exists() and tenant_ids:

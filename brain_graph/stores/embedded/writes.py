@@ -11,12 +11,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from brain_graph.errors import ConfigurationError
-from brain_graph.stores.base import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
+import numpy as np
+
+from brain_graph.errors import ConfigurationError, DatasetError
+from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
-from brain_graph.stores.embedded.schema import BUMP_DATA_VERSION, NODE_COLUMNS, SCHEMA, SCHEMA_VERSION
-from brain_graph.stores.identity import profile_conflict
-from brain_graph.write_checks import check_load
+from brain_graph.stores.embedded.schema import BUMP_DATA_VERSION, NODE_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
+from brain_graph.stores.identity import identity_change_refused, profile_conflict
+from brain_graph.write_checks import check_changes, check_load
 
 SQLITE_CANTOPEN = 14
 SQLITE_NOTADB = 26
@@ -68,6 +70,7 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.executescript(SCHEMA)  # idempotent, outside the data transaction
+        migrate(connection)
     except BaseException as error:
         if connection is not None:
             connection.close()
@@ -149,45 +152,168 @@ def write_load(
                     f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
                 )
         _record_profiles(connection, profiles)
-        connection.executemany(
-            f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    n.tenant_id,
-                    n.node_id,
-                    n.node_type,
-                    n.project_key,
-                    n.title,
-                    n.url,
-                    int(n.secured),
-                    canonical_json(list(n.acl)),
-                    canonical_json(dict(n.text)),
-                    canonical_json(dict(n.properties)),
-                )
-                for n in nodes
-            ],
+        _upsert_nodes(connection, nodes)
+        _upsert_edges(connection, edges)
+        _upsert_vectors(connection, vectors)
+        if not replace:
+            _vectors_follow_their_nodes(connection, ChangeSet(upsert_nodes=nodes, upsert_vectors=vectors))
+
+
+def _vector_blob(vector: VectorRecord) -> bytes:
+    """The float32 bytes of a vector (a numpy row or any sequence of floats)."""
+    if isinstance(vector.vector, np.ndarray):
+        return np.asarray(vector.vector, dtype=np.float32).tobytes()
+    return array("f", vector.vector).tobytes()
+
+
+def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -> None:
+    """Rows are made one at a time as SQLite takes them (no list of every row in memory)."""
+    connection.executemany(
+        f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                n.tenant_id,
+                n.node_id,
+                n.node_type,
+                n.project_key,
+                n.title,
+                n.url,
+                int(n.secured),
+                canonical_json(list(n.acl)),
+                canonical_json(dict(n.text)),
+                canonical_json(dict(n.properties)),
+            )
+            for n in nodes
+        ),
+    )
+
+
+def _upsert_edges(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -> None:
+    connection.executemany(
+        "INSERT OR REPLACE INTO edges (tenant_id, edge_type, from_node_id, to_node_id, properties)"
+        " VALUES (?, ?, ?, ?, ?)",
+        ((e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id, canonical_json(dict(e.properties))) for e in edges),
+    )
+
+
+def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorRecord]) -> None:
+    connection.executemany(
+        "INSERT OR REPLACE INTO vectors"
+        " (tenant_id, profile_id, node_id, project_key, secured, acl, vector, content_hash)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                v.tenant_id,
+                v.profile_id,
+                v.node_id,
+                v.project_key,
+                int(v.secured),
+                canonical_json(list(v.acl)),
+                _vector_blob(v),
+                v.content_hash,
+            )
+            for v in vectors
+        ),
+    )
+
+
+def _check_identities(connection: sqlite3.Connection, profiles: Sequence[ProfileIndexInfo]) -> None:
+    """Refuse a profile identity other than the recorded one; record the identity of a new profile."""
+    for info in profiles:
+        row = connection.execute(
+            "SELECT embedder_name, dimension FROM profiles WHERE profile_id = ?", (info.profile_id,)
+        ).fetchone()
+        if row is None:
+            connection.execute(
+                "INSERT INTO profiles (profile_id, embedder_name, dimension) VALUES (?, ?, ?)",
+                (info.profile_id, info.embedder_name, info.dimension),
+            )
+        elif (row[0], row[1]) != (info.embedder_name, info.dimension):
+            raise identity_change_refused(ProfileIndexInfo(info.profile_id, row[0], row[1]), info)
+
+
+def _missing_end(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -> EdgeRecord | None:
+    """The first edge one of whose ends is not a node of its tenant (checked after the node writes)."""
+    ends = sorted({(e.tenant_id, node_id) for e in edges for node_id in (e.from_node_id, e.to_node_id)})
+    missing: set[tuple[str, str]] = set()
+    for start in range(0, len(ends), 10_000):
+        rows = connection.execute(
+            "SELECT t, i FROM (SELECT json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS i"
+            " FROM json_each(?)) WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.tenant_id = t AND n.node_id = i)",
+            (json.dumps(ends[start : start + 10_000]),),
+        ).fetchall()
+        missing.update((row[0], row[1]) for row in rows)
+    return next(
+        (e for e in edges if (e.tenant_id, e.from_node_id) in missing or (e.tenant_id, e.to_node_id) in missing), None
+    )
+
+
+def write_changes(path: Path, changes: ChangeSet) -> None:
+    """Apply a :class:`~brain_graph.stores.base.ChangeSet` in one transaction (see its docstring)."""
+    check_changes(changes)
+    if not changes:
+        return
+    with _transaction(path) as connection:
+        connection.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
+        _check_identities(connection, changes.profiles)
         connection.executemany(
-            "INSERT OR REPLACE INTO edges (tenant_id, edge_type, from_node_id, to_node_id, properties)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [
-                (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id, canonical_json(dict(e.properties)))
-                for e in edges
-            ],
+            "DELETE FROM edges WHERE tenant_id = ? AND from_node_id = ? AND edge_type = ? AND to_node_id = ?",
+            [(e.tenant_id, e.from_node_id, e.edge_type, e.to_node_id) for e in changes.delete_edges],
         )
+        deleted = [(key.tenant_id, key.node_id) for key in changes.delete_nodes]
+        profile_ids = [row[0] for row in connection.execute("SELECT profile_id FROM profiles")] if deleted else []
+        for statement in (
+            "DELETE FROM nodes WHERE tenant_id = ? AND node_id = ?",
+            "DELETE FROM edges WHERE tenant_id = ? AND from_node_id = ?",
+            "DELETE FROM edges INDEXED BY edges_by_target WHERE tenant_id = ? AND to_node_id = ?",
+        ):
+            connection.executemany(statement, deleted)
         connection.executemany(
-            "INSERT OR REPLACE INTO vectors (tenant_id, profile_id, node_id, project_key, secured, acl, vector)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    v.tenant_id,
-                    v.profile_id,
-                    v.node_id,
-                    v.project_key,
-                    int(v.secured),
-                    canonical_json(list(v.acl)),
-                    array("f", v.vector).tobytes(),
-                )
-                for v in vectors
-            ],
+            "DELETE FROM vectors WHERE tenant_id = ? AND profile_id = ? AND node_id = ?",
+            [(tenant, profile, node) for tenant, node in deleted for profile in profile_ids],
+        )
+        _upsert_nodes(connection, changes.upsert_nodes)
+        missing = _missing_end(connection, changes.upsert_edges)
+        if missing is not None:
+            raise DatasetError(
+                f"edge {missing.edge_type} {missing.from_node_id[:80]!r} -> {missing.to_node_id[:80]!r} of tenant "
+                f"{missing.tenant_id[:80]!r}: an end is not a node (write the node in the same change or before)"
+            )
+        _upsert_edges(connection, changes.upsert_edges)
+        connection.executemany(
+            "DELETE FROM vectors WHERE tenant_id = ? AND profile_id = ? AND node_id = ?",
+            [(key.tenant_id, key.profile_id, key.node_id) for key in changes.delete_vectors],
+        )
+        _upsert_vectors(connection, changes.upsert_vectors)
+        _vectors_follow_their_nodes(connection, changes)
+
+
+def _vectors_follow_their_nodes(connection: sqlite3.Connection, changes: ChangeSet) -> None:
+    """The graph is the only source of a vector's filter metadata: every vector of an upserted node (any
+    profile) and every upserted vector takes its node's project, secured flag and ACL; an upserted
+    vector whose node does not exist is dropped (a writer raced with a delete). Run last, in the same
+    transaction, so no interleaving of writers leaves a vector more visible than its node."""
+    keys = {(n.tenant_id, n.node_id) for n in changes.upsert_nodes}
+    keys.update((v.tenant_id, v.node_id) for v in changes.upsert_vectors)
+    if not keys:
+        return
+    rows = [[tenant, node] for tenant, node in sorted(keys)]
+    for start in range(0, len(rows), 10_000):
+        batch = json.dumps(rows[start : start + 10_000])
+        connection.execute(
+            "UPDATE vectors SET project_key = n.project_key, secured = n.secured, acl = n.acl FROM"
+            " (SELECT json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS i FROM json_each(?)) k"
+            " JOIN nodes n ON n.tenant_id = k.t AND n.node_id = k.i"
+            " WHERE vectors.tenant_id = k.t AND vectors.node_id = k.i AND (vectors.project_key IS NOT n.project_key"
+            " OR vectors.secured != n.secured OR vectors.acl != n.acl)",
+            (batch,),
+        )
+        connection.execute(
+            "DELETE FROM vectors WHERE rowid IN (SELECT v.rowid FROM"
+            " (SELECT json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS i FROM json_each(?)) k"
+            " JOIN vectors v ON v.tenant_id = k.t AND v.node_id = k.i"
+            " WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.tenant_id = k.t AND n.node_id = k.i))",
+            (batch,),
         )

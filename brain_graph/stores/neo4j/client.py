@@ -103,7 +103,8 @@ class Neo4jClient:
         with self._lock:
             self.round_trips += 1
 
-    def _unavailable(self, error: Exception) -> BackendUnavailableError:
+    def unavailable(self, error: Exception) -> BackendUnavailableError:
+        """The :class:`BackendUnavailableError` of a driver or server error."""
         text = str(getattr(error, "message", None) or error) or type(error).__name__
         detail = " ".join(text.split())
         return BackendUnavailableError(BACKEND, f"{self.uri}: {type(error).__name__}: {detail[:300]}")
@@ -119,7 +120,7 @@ class Neo4jClient:
                 raise
             raise self._misconfigured(f"refused by the neo4j driver: {error}") from None
         except (DriverError, Neo4jError) as error:
-            raise self._unavailable(error) from None
+            raise self.unavailable(error) from None
 
     def read(self, query: LiteralString, params: Mapping[str, Any]) -> list[neo4j.Record]:
         """One auto-commit statement in a READ session (routed to a reader in a cluster), bounded by
@@ -137,14 +138,31 @@ class Neo4jClient:
 
         def run(driver: neo4j.Driver) -> T:
             with driver.session(database=self.database) as session:
-                if not self._schema_ready:
-                    for statement in self._schema:
-                        self._tick()
-                        session.run(statement).consume()
-                    self._schema_ready = True
+                self._create_schema(session)
                 return work(session)
 
         return self._run(run)
+
+    def _create_schema(self, session: neo4j.Session) -> None:
+        if not self._schema_ready:
+            for statement in self._schema:
+                self._tick()
+                session.run(statement).consume()
+            self._schema_ready = True
+
+    def ensure_schema(self) -> None:
+        """Run the schema statements now if this client has not yet (before reads that need an index)."""
+        if not self._schema_ready:
+            self.write(lambda _session: None)
+
+    def transaction(self, session: neo4j.Session) -> neo4j.Transaction:
+        """An explicit write transaction (``with`` it: rolled back unless committed)."""
+        return session.begin_transaction()
+
+    def run(self, tx: neo4j.Transaction, query: str, params: Mapping[str, Any]) -> list[neo4j.Record]:
+        """One statement in an open transaction."""
+        self._tick()
+        return list(tx.run(query, dict(params)))
 
     def commit(self, session: neo4j.Session, query: str, params: Mapping[str, Any]) -> list[neo4j.Record]:
         """One statement in its own explicit write transaction."""

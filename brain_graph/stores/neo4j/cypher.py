@@ -1,8 +1,9 @@
 """Every Cypher statement of the Neo4j graph store.
 
 All values are parameters. The only interpolated text is a relationship type in the per-type edge
-MERGE, and :func:`merge_edges` validates it with :func:`brain_graph.vocabulary.check_edge_type` first
-(the cluster membership type is a constant of :mod:`brain_graph.vocabulary`).
+MERGE and DELETE, and :func:`merge_edges` / :func:`delete_edges` validate it with
+:func:`brain_graph.vocabulary.check_edge_type` first (the cluster membership type is a constant of
+:mod:`brain_graph.vocabulary`).
 Every MATCH names the tenant on both ends, so no statement can cross tenants.
 
 Generations: a tenant's data is a set of ``:BrainNode`` of one ``generation``; the pointer
@@ -38,6 +39,8 @@ SCHEMA: tuple[LiteralString, ...] = (
     "CREATE INDEX brain_node_generation IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId, n.generation)",
     "CREATE INDEX brain_node_type IF NOT EXISTS FOR (n:BrainNode) ON (n.nodeType)",
     "CREATE INDEX brain_node_tenant IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId)",
+    # Pages of a generation in id order (write side): an index range, never a scan and sort.
+    "CREATE INDEX brain_node_sort IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId, n.generation, n.sortKey)",
 )
 
 # -- generations -----------------------------------------------------------------------------
@@ -114,9 +117,63 @@ def merge_edges(edge_type: str) -> str:
         "MATCH (b:BrainNode) USING INDEX SEEK b:BrainNode(tenantId, generation, nodeId) "
         "WHERE b.tenantId = row.tenantId AND b.generation = row.generation AND b.nodeId = row.toNodeId "
         f"MERGE (a)-[r:`{safe}`]->(b) "
-        "SET r.properties = row.properties"
+        "SET r.properties = row.properties "
+        "RETURN count(*) AS merged"  # rows whose two ends exist (the rest are not written)
     )
 
+
+# -- changes (apply: statements of ONE transaction) --------------------------------------------
+
+# The pointers of the changed tenants, write-locked for the transaction (the first SET takes the lock
+# before the generation is read, so concurrent changes of a tenant queue here), with the generation the
+# change goes to: the current one, or for a tenant with upserts and no current generation a fresh one,
+# made current right here (``fresh``: the flip is this transaction's commit; before it, reads see the
+# tenant without data). A tenant with deletions only and no pointer gets none. This is the only
+# statement of the transaction that touches pointers: a second one (a separate flip) deadlocks with a
+# concurrent change queued on the lock.
+LOCK_POINTERS: LiteralString = (
+    "UNWIND $rows AS row "
+    "OPTIONAL MATCH (found:BrainTenant {tenantId: row.tenantId}) "
+    "WITH row WHERE found IS NOT NULL OR row.upsert "
+    "MERGE (t:BrainTenant {tenantId: row.tenantId}) "
+    "SET t.nextGeneration = coalesce(t.nextGeneration, 0) "
+    "WITH row, t, row.upsert AND t.generation IS NULL AS fresh "
+    "WITH row, t, fresh, t.nextGeneration + CASE WHEN fresh THEN 1 ELSE 0 END AS next "
+    "SET t.nextGeneration = next, t.generation = CASE WHEN fresh THEN next ELSE t.generation END "
+    "RETURN row.tenantId AS tenantId, t.generation AS generation, fresh, t.legacyRemoved IS NULL AS legacy"
+)
+
+
+def _row_node(var: LiteralString, node_id: LiteralString) -> LiteralString:
+    """MATCH of node ``var`` of the row's tenant and generation whose id is ``row.<node_id>``."""
+    return (
+        f"MATCH ({var}:BrainNode) USING INDEX SEEK {var}:BrainNode(tenantId, generation, nodeId) "
+        f"WHERE {var}.tenantId = row.tenantId AND {var}.generation = row.generation AND {var}.nodeId = row.{node_id} "
+    )
+
+
+def delete_edges(edge_type: str) -> str:
+    """DELETE of edges of one type matched by their ends (type validated, then interpolated)."""
+    safe = check_edge_type(edge_type)
+    return (
+        "UNWIND $rows AS row " + _row_node("a", "fromNodeId") + f"MATCH (a)-[r:`{safe}`]->(b:BrainNode) "
+        "WHERE b.tenantId = row.tenantId AND b.generation = row.generation AND b.nodeId = row.toNodeId "
+        "DELETE r"
+    )
+
+
+DELETE_NODES: LiteralString = "UNWIND $rows AS row " + _row_node("n", "nodeId") + "DETACH DELETE n"
+
+# The rows (tenantId, generation, nodeId) that are nodes: which end of an edge is missing (error path).
+EXISTING_NODES: LiteralString = (
+    "UNWIND $rows AS row " + _row_node("n", "nodeId") + "RETURN row.tenantId AS tenantId, n.nodeId AS nodeId"
+)
+
+# The filter metadata of nodes (read in an apply's transaction: vectors take it from the graph).
+NODE_FILTERS: LiteralString = (
+    "UNWIND $rows AS row " + _row_node("n", "nodeId") + "RETURN row.tenantId AS tenantId, n.nodeId AS nodeId, "
+    "n.projectKey AS projectKey, n.secured AS secured, n.acl AS acl"
+)
 
 # -- reads -----------------------------------------------------------------------------------
 # Every read joins the tenant's pointer, then enters the graph through the (tenantId, generation,
@@ -227,6 +284,39 @@ CLUSTER_MEMBERSHIPS: LiteralString = (
     "RETURN memberId, c.nodeId AS clusterId, size, "
     "CASE WHEN c.nodeId IN $known THEN null ELSE c " + META_MAP + " END AS cluster"
 )
+
+# -- write-side reads (IndexStore) -----------------------------------------------------------
+
+# A node's full record: its metadata and its text.
+RECORD_MAP: LiteralString = (
+    "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .properties, .text}"
+)
+
+TENANTS_WITH_NODES: LiteralString = (
+    "MATCH (t:BrainTenant) WHERE t.generation IS NOT NULL "
+    "AND EXISTS { MATCH (n:BrainNode) WHERE n.tenantId = t.tenantId AND n.generation = t.generation } "
+    "RETURN t.tenantId AS tenantId"
+)
+
+# One page in id order: a range of the (tenantId, generation, sortKey) index read in its order, filtered
+# by type, stopped at the limit (no sort of the tenant). The planner reads the index in order only for
+# a SEEK in a subquery ordered by every property of the index (measured on 5.26: otherwise it sorts
+# the whole range, or scans the index of every tenant in order).
+NODE_PAGE: LiteralString = (
+    TENANT + "CALL (t) { MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, generation, sortKey) "
+    "WHERE n.tenantId = $tenantId AND n.generation = t.generation AND n.sortKey > $after "
+    "AND n.nodeType IN $nodeTypes "
+    "RETURN n ORDER BY n.tenantId, n.generation, n.sortKey LIMIT $limit } "
+    "RETURN n " + RECORD_MAP + " AS node ORDER BY n.sortKey"
+)
+
+COUNT_TYPED: LiteralString = (
+    TENANT + "MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, generation) "
+    "WHERE n.tenantId = $tenantId AND n.generation = t.generation AND n.nodeType IN $nodeTypes "
+    "RETURN count(n) AS count"
+)
+
+GET_RECORDS: LiteralString = TENANT + seek("n", "IN $nodeIds") + "RETURN n " + RECORD_MAP + " AS node"
 
 # -- inspection (tests, operations) ----------------------------------------------------------
 

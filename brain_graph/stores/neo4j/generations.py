@@ -39,7 +39,8 @@ def sort_key(node_id: str) -> str:
     return node_id.encode("utf-8").hex()
 
 
-def _node_row(node: NodeRecord, generation: int) -> dict[str, Any]:
+def node_row(node: NodeRecord, generation: int) -> dict[str, Any]:
+    """The parameters of a node's MERGE into ``generation`` (text and properties as canonical JSON)."""
     return {
         "tenantId": node.tenant_id,
         "generation": generation,
@@ -56,7 +57,8 @@ def _node_row(node: NodeRecord, generation: int) -> dict[str, Any]:
     }
 
 
-def _edge_row(edge: EdgeRecord, generation: int) -> dict[str, Any]:
+def edge_row(edge: EdgeRecord, generation: int) -> dict[str, Any]:
+    """The parameters of an edge's MERGE (or DELETE) in ``generation``."""
     return {
         "tenantId": edge.tenant_id,
         "generation": generation,
@@ -71,13 +73,13 @@ def write_statements(
 ) -> list[tuple[str, dict[str, Any]]]:
     """The node MERGE batches, then the edge MERGE batches grouped by type."""
     statements: list[tuple[str, dict[str, Any]]] = []
-    rows = [_node_row(node, generations[node.tenant_id]) for node in nodes]
+    rows = [node_row(node, generations[node.tenant_id]) for node in nodes]
     for start in range(0, len(rows), WRITE_BATCH):
         statements.append((cypher.MERGE_NODES, {"rows": rows[start : start + WRITE_BATCH]}))
     ordered = sorted(edges, key=lambda e: (e.edge_type, e.tenant_id, e.from_node_id, e.to_node_id))
     for edge_type, group in groupby(ordered, key=lambda e: e.edge_type):
         query = cypher.merge_edges(edge_type)
-        edge_rows = [_edge_row(edge, generations[edge.tenant_id]) for edge in group]
+        edge_rows = [edge_row(edge, generations[edge.tenant_id]) for edge in group]
         for start in range(0, len(edge_rows), WRITE_BATCH):
             statements.append((query, {"rows": edge_rows[start : start + WRITE_BATCH]}))
     return statements

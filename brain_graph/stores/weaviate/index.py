@@ -8,8 +8,10 @@ Round trips: a search sends one gRPC ``Search`` per queried profile (Weaviate ha
 search), concurrently on one connection, so the wall time is one round trip, plus the profile
 metadata when the cache is cold (:mod:`.schema`); so does a similarity read of given nodes (up to
 10,000 ids per request). A load lists the tenants of each collection once to
-remove older generations (and once per profile whose embedder changes). Every call is bounded and its
-failures mapped by :mod:`.client`.
+remove older generations (and once per profile whose embedder changes). An incremental change
+(:mod:`.changes`) reads the profile metadata once, then the objects it touches, then writes; the
+write side's reads of vector states are paged (:mod:`.states`). Every call is bounded and its failures
+mapped by :mod:`.client`.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from weaviate.exceptions import WeaviateQueryError
 
 from brain_graph.errors import ConfigurationError
 from brain_graph.security import AccessScope
-from brain_graph.stores.base import ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord
+from brain_graph.stores.base import ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord, VectorState
+from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, WeaviateChanges
 from brain_graph.stores.weaviate.client import WeaviateConnection
 from brain_graph.stores.weaviate.errors import is_missing
 from brain_graph.stores.weaviate.naming import collection_name, legacy_tenant_name, split_tenant_name, tenant_name
 from brain_graph.stores.weaviate.schema import VectorIndexKind, WeaviateSchema
 from brain_graph.stores.weaviate.search import WeaviateSearch
+from brain_graph.stores.weaviate.states import read_states
 from brain_graph.stores.weaviate.writes import WeaviateWrites
 
 Client = weaviate.WeaviateAsyncClient
@@ -52,6 +56,7 @@ class WeaviateVectorIndex:
         )
         self.schema = WeaviateSchema(self.connection, vector_index=vector_index, cache_ttl_s=profile_cache_ttl_s)
         self.writes = WeaviateWrites(self.connection, self.schema)
+        self.changes = WeaviateChanges(self.connection, self.writes)
         self._search = WeaviateSearch(self.connection, self.schema)
 
     @property
@@ -126,6 +131,78 @@ class WeaviateVectorIndex:
             await self.schema.ensure(client, profiles, cache, replace_tenants, dry_run=True)
 
         self.connection.call(op, None)
+
+    # -- incremental changes (see :mod:`.changes`) -------------------------------------------------
+
+    def prepare_changes(self, profiles: Sequence[ProfileIndexInfo]) -> set[str]:
+        """Refuse profiles whose identity differs from the recorded one, create the collections of new
+        ones (recording their identity); the brain-graph collections that exist then. One REST call,
+        plus one per collection created."""
+
+        async def op(client: Client) -> set[str]:
+            cache = await self.schema.read(client)
+            self.schema.check_unchanged(cache, profiles)
+            await self.schema.ensure(client, profiles, cache, ())
+            return set(cache.collections)
+
+        try:
+            return self.connection.call(op, None)
+        except BaseException:
+            self.schema.invalidate()
+            raise
+
+    def read_objects(self, plan: VectorPlan) -> list[StoredObject]:
+        """The objects ``plan`` touches, as they are now (what :meth:`restore` puts back)."""
+
+        async def op(client: Client) -> list[StoredObject]:
+            return await self.changes.read(client, plan)
+
+        return self.connection.call(op, None) if plan else []
+
+    def write_changes(self, plan: VectorPlan, previous: Sequence[StoredObject]) -> None:
+        """Delete, then upsert, the objects of ``plan`` (``previous``: what :meth:`read_objects` read)."""
+
+        async def op(client: Client) -> None:
+            await self.changes.write(client, plan, previous)
+
+        if plan:
+            self.connection.call(op, None)
+
+    def restore(self, plan: VectorPlan, previous: Sequence[StoredObject]) -> None:
+        """Undo :meth:`write_changes`, however far it went."""
+
+        async def op(client: Client) -> None:
+            await self.changes.restore(client, plan, previous)
+
+        if plan:
+            self.connection.call(op, None)
+
+    # -- write-side reads ------------------------------------------------------------------------
+
+    def vector_states(
+        self, tenant_id: str, generation: int | None, profile_id: str, node_ids: Sequence[str] | None
+    ) -> list[VectorState]:
+        """The states of a profile's objects in a tenant's generation (those of ``node_ids`` when given),
+        sorted by node id; none without a generation, a collection or a Weaviate tenant."""
+        if generation is None or (node_ids is not None and not node_ids):
+            return []
+        tenant = tenant_name(tenant_id, generation)
+
+        async def op(client: Client) -> list[VectorState]:
+            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
+            return await read_states(self.connection, collection, node_ids)
+
+        return self.connection.call(op, None)
+
+    def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
+        """The embedder identity each profile's collection records (one REST call)."""
+
+        async def op(client: Client) -> dict[str, ProfileIndexInfo]:
+            return dict((await self.schema.read(client)).profiles)
+
+        return self.connection.call(op, None)
+
+    # -- administration --------------------------------------------------------------------------
 
     def remove_older(self, current: Mapping[str, int], *, legacy: Sequence[str] = ()) -> None:
         """Remove, from every brain-graph collection, the Weaviate tenants of each tenant's generations

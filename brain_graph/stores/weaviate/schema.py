@@ -4,7 +4,9 @@ Each profile's collection records in its description the JSON ``{"brainGraph": 1
 "embedderName", "dimension"}``: what the index was built with, checked against every query by
 :func:`~brain_graph.stores.identity.check_query_matches`. Collections hold objects with the properties
 ``tenantId``, ``nodeId``, ``projectKey``, ``secured`` and ``acl`` (text[]; ``field`` tokenization so
-filters compare whole values) and a self-provided vector; native multi-tenancy, tenants created on
+filters compare whole values), ``contentHash`` (text, not indexed: what the vector was made from, read
+by the indexer; added to collections created before it existed when they are next written, and read
+as "" from objects without it) and a self-provided vector; native multi-tenancy, tenants created on
 first write.
 
 The metadata of every collection is read with one REST call (``list_all``) and cached: refreshed after
@@ -14,6 +16,7 @@ this process writes, when a query names an unknown profile (at most once a secon
 Embedder identity (:func:`~brain_graph.stores.identity.profile_conflict`): a new embedder name or
 dimension for a profile is refused while a Weaviate tenant of a tenant the load does not replace holds
 vectors; else a new name is recorded in the description and a new dimension recreates the collection.
+An incremental write (:meth:`WeaviateSchema.check_unchanged`) never changes a recorded identity.
 """
 
 from __future__ import annotations
@@ -21,15 +24,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
+from weaviate.exceptions import WeaviateBaseError
 
 from brain_graph.errors import ConfigurationError
 from brain_graph.stores.base import ProfileIndexInfo
-from brain_graph.stores.identity import profile_conflict
+from brain_graph.stores.identity import identity_change_refused, profile_conflict
 from brain_graph.stores.weaviate.client import WeaviateConnection
 from brain_graph.stores.weaviate.naming import (
     COLLECTION_PREFIX,
@@ -41,6 +45,7 @@ from brain_graph.stores.weaviate.naming import (
 )
 
 METADATA_VERSION = 1
+CONTENT_HASH = "contentHash"
 VectorIndexKind = Literal["flat", "hnsw"]
 Client = weaviate.WeaviateAsyncClient
 
@@ -75,7 +80,12 @@ def _properties() -> list[Property]:
         Property(name="projectKey", data_type=DataType.TEXT, tokenization=field, index_searchable=False),
         Property(name="secured", data_type=DataType.BOOL),
         Property(name="acl", data_type=DataType.TEXT_ARRAY, tokenization=field, index_searchable=False),
+        _content_hash(),
     ]
+
+
+def _content_hash() -> Property:
+    return Property(name=CONTENT_HASH, data_type=DataType.TEXT, index_filterable=False, index_searchable=False)
 
 
 def _vector_config(kind: VectorIndexKind) -> Any:
@@ -88,11 +98,13 @@ def _vector_config(kind: VectorIndexKind) -> Any:
 
 @dataclass
 class ProfileCache:
-    """The recorded profiles and the brain-graph collections, as read at ``loaded_at``."""
+    """The recorded profiles and the brain-graph collections, as read at ``loaded_at``; ``hashless``
+    are the collections created before ``contentHash`` existed."""
 
     profiles: dict[str, ProfileIndexInfo]
     collections: set[str]
     loaded_at: float
+    hashless: set[str] = field(default_factory=set)
 
 
 class WeaviateSchema:
@@ -116,6 +128,7 @@ class WeaviateSchema:
         configs = await client.collections.list_all(simple=False)
         profiles: dict[str, ProfileIndexInfo] = {}
         collections: set[str] = set()
+        hashless: set[str] = set()
         for name, config in configs.items():
             if not name.startswith(COLLECTION_PREFIX):
                 continue
@@ -123,7 +136,9 @@ class WeaviateSchema:
             info = parse_description(getattr(config, "description", None))
             if info is not None and collection_name(info.profile_id) == name:
                 profiles[info.profile_id] = info
-        self._cache = ProfileCache(profiles, collections, time.monotonic())
+            if CONTENT_HASH not in {prop.name for prop in getattr(config, "properties", None) or ()}:
+                hashless.add(name)
+        self._cache = ProfileCache(profiles, collections, time.monotonic(), hashless)
         return self._cache
 
     async def for_query(self, client: Client, profile_ids: Iterable[str]) -> ProfileCache:
@@ -155,6 +170,7 @@ class WeaviateSchema:
             ),
         )
         cache.collections.add(name)
+        cache.hashless.discard(name)
 
     async def _check_holders(
         self, client: Client, recorded: ProfileIndexInfo, loading: ProfileIndexInfo, replace_tenants: Sequence[str]
@@ -202,3 +218,26 @@ class WeaviateSchema:
                     await client.collections.use(name).config.update(description=description(info))
             if not dry_run:
                 cache.profiles[info.profile_id] = info
+                await self._add_content_hash(client, name, cache)
+
+    async def _add_content_hash(self, client: Client, name: str, cache: ProfileCache) -> None:
+        """Give a collection created before ``contentHash`` existed that property (a collection another
+        process migrated meanwhile is left as it is)."""
+        if name not in cache.hashless:
+            return
+        self._connection.tick(2)  # the client reads the collection's config first
+        try:
+            await client.collections.use(name).config.add_property(_content_hash())
+        except WeaviateBaseError as error:
+            if "already exists" not in str(error):
+                raise
+        cache.hashless.discard(name)
+
+    @staticmethod
+    def check_unchanged(cache: ProfileCache, profiles: Sequence[ProfileIndexInfo]) -> None:
+        """Refuse profiles whose identity differs from the recorded one (incremental writes never
+        replace an identity); profiles without one are recorded by :meth:`ensure`."""
+        for info in profiles:
+            recorded = cache.profiles.get(info.profile_id)
+            if recorded is not None and recorded != info:
+                raise identity_change_refused(recorded, info)

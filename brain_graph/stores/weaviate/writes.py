@@ -1,13 +1,15 @@
-"""Writes on Weaviate: vectors upserted in batches into a tenant's generation, tenants and collections
-removed."""
+"""Writes on Weaviate: vectors upserted in batches into a tenant's generation, objects deleted by id,
+tenants and collections removed."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import weaviate
 from weaviate.classes.data import DataObject
+from weaviate.classes.query import Filter
 
 from brain_graph.errors import BackendUnavailableError
 from brain_graph.stores.base import VectorRecord
@@ -17,6 +19,7 @@ from brain_graph.stores.weaviate.naming import collection_name, object_uuid, ten
 from brain_graph.stores.weaviate.schema import WeaviateSchema
 
 INSERT_BATCH = 1000
+DELETE_BATCH = 10_000  # ids per delete request (Weaviate's default QUERY_MAXIMUM_RESULTS)
 
 
 def data_object(record: VectorRecord) -> DataObject[Any, Any]:
@@ -28,8 +31,9 @@ def data_object(record: VectorRecord) -> DataObject[Any, Any]:
             "projectKey": record.project_key,
             "secured": record.secured,
             "acl": list(record.acl),
+            "contentHash": record.content_hash,
         },
-        vector=[float(x) for x in record.vector],
+        vector=np.asarray(record.vector, dtype=np.float32).tolist(),  # what Weaviate stores, exactly
         uuid=object_uuid(record.tenant_id, record.profile_id, record.node_id),
     )
 
@@ -65,6 +69,16 @@ class WeaviateWrites:
             for start in range(0, len(records), INSERT_BATCH):
                 batch = [data_object(r) for r in records[start : start + INSERT_BATCH]]
                 await self.insert_batch(collection, profile_id, batch)
+
+    async def delete_ids(self, collection: Any, label: str, uuids: Sequence[str]) -> None:
+        """Delete objects of one Weaviate tenant by id, :data:`DELETE_BATCH` ids per request."""
+        ids = sorted(uuids)
+        for start in range(0, len(ids), DELETE_BATCH):
+            self._connection.tick()
+            where = Filter.by_id().contains_any(ids[start : start + DELETE_BATCH])
+            result = await collection.data.delete_many(where=where)
+            if result.failed:
+                raise BackendUnavailableError(BACKEND, f"{result.failed} object(s) of {label} could not be deleted")
 
     async def remove_tenants(
         self, client: weaviate.WeaviateAsyncClient, pick: Callable[[str], bool], collections: Iterable[str]

@@ -1,0 +1,141 @@
+"""The ``brain_index`` LangGraph graph: the incremental indexer (:mod:`brain_graph.indexing.indexer`)
+as three steps, ``plan → index → report``, so indexing runs on the same LangGraph server as the
+searches and its steps show in Studio.
+
+Input ``{"tenants"?: [...], "profiles"?: [...], "full"?: bool}`` (all optional: every tenant and
+profile, incremental); output ``{"report": {...}}`` with the counts of ``brain-graph index --json``.
+``index`` emits a ``custom`` stream event ``{"step": "index", "done", "total"}`` (nodes examined)
+after each page of nodes. Services come from the run context (``services``) or the environment, as
+for ``brain_search``. Each step plans again from the input (a resumed run never repeats a profile
+rebuild that already happened). On a server with authentication, rebuilding a profile for a new
+embedder (which drops its vectors first) needs the ``brain:maintainer`` permission.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from brain_graph.config import default_services
+from brain_graph.errors import AuthorizationError, InvalidRequestError
+from brain_graph.indexing.indexer import Indexer, IndexPlan
+from brain_graph.indexing.report import IndexReport
+from brain_graph.services import SearchServices
+
+INDEX_GRAPH_NAME = "brain_index"
+MAINTAINER = "brain:maintainer"  # the server permission a profile rebuild over HTTP needs, with auth on
+
+
+class BrainIndexInput(TypedDict, total=False):
+    tenants: list[str]
+    profiles: list[str]
+    full: bool
+
+
+class BrainIndexOutput(TypedDict, total=False):
+    report: dict[str, Any]
+
+
+class BrainIndexState(BrainIndexInput, BrainIndexOutput, total=False):
+    plan: dict[str, Any]
+    counts: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BrainIndexContext:
+    """Run-scoped dependencies: ``services`` overrides the stores and profiles the graph was built with."""
+
+    services: Any = None  # SearchServices
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    tenants: list[str] | None = Field(default=None, min_length=1)
+    profiles: list[str] | None = Field(default=None, min_length=1)
+    full: bool = False
+
+
+def _request(state: BrainIndexState) -> _Request:
+    raw = {key: state[key] for key in ("tenants", "profiles", "full") if key in state}
+    try:
+        return _Request.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "input"
+        raise InvalidRequestError(where, str(first["msg"])) from None
+
+
+def build_index_graph(
+    services: SearchServices | None = None, *, name: str = INDEX_GRAPH_NAME
+) -> CompiledStateGraph[BrainIndexState, BrainIndexContext, BrainIndexInput, BrainIndexOutput]:
+    """Compile ``plan → index → report`` (see the module docstring)."""
+
+    def indexer(runtime: Runtime[BrainIndexContext]) -> Indexer:
+        chosen = getattr(runtime.context, "services", None) or services or default_services()
+        if not isinstance(chosen, SearchServices):
+            raise InvalidRequestError("context.services", "must be SearchServices (set in Python, not over HTTP)")
+        return Indexer(chosen.backend, chosen.profiles)
+
+    def checked(state: BrainIndexState, runtime: Runtime[BrainIndexContext]) -> tuple[Indexer, IndexPlan]:
+        """The request's plan, made again by every step that needs it (a resumed run re-plans)."""
+        request = _request(state)
+        made = indexer(runtime).plan(request.tenants, request.profiles, full=request.full)
+        user = runtime.server_info.user if runtime.server_info is not None else None
+        if made.reindexed and user is not None and MAINTAINER not in getattr(user, "permissions", ()):
+            raise AuthorizationError(
+                f"rebuilding profile(s) {list(made.reindexed)} for a new embedder needs the {MAINTAINER!r} "
+                "permission; run brain-graph index --full where the store is"
+            )
+        return indexer(runtime), made
+
+    def plan(state: BrainIndexState, runtime: Runtime[BrainIndexContext]) -> dict[str, Any]:
+        """Check the request and what it covers (unknown profiles, embedder changes) before any write."""
+        _, made = checked(state, runtime)
+        return {
+            "plan": {
+                "tenants": list(made.tenants),
+                "profiles": [p.profile_id for p in made.profiles],
+                "full": made.full,
+                "reindexed": list(made.reindexed),
+            }
+        }
+
+    def index(state: BrainIndexState, runtime: Runtime[BrainIndexContext]) -> dict[str, Any]:
+        """Embed new and changed nodes, delete vectors of deleted ones, page by page."""
+        worker, made = checked(state, runtime)
+        total = worker.total_nodes(made)
+        done = 0
+
+        def progress(count: int) -> None:
+            nonlocal done
+            done += count
+            with contextlib.suppress(RuntimeError):
+                get_stream_writer()({"step": "index", "done": done, "total": total})
+
+        report: IndexReport = worker.execute(made, progress=progress)
+        return {"counts": report.to_json()}
+
+    def report(state: BrainIndexState) -> dict[str, Any]:
+        """The run's report: what was covered and the counts."""
+        planned = state["plan"]
+        return {"report": {"tenants": planned["tenants"], "profiles": planned["profiles"], **state["counts"]}}
+
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+        BrainIndexState, context_schema=BrainIndexContext, input_schema=BrainIndexInput, output_schema=BrainIndexOutput
+    )
+    builder.add_node("plan", plan)
+    builder.add_node("index", index)
+    builder.add_node("report", report)
+    builder.add_edge(START, "plan")
+    builder.add_edge("plan", "index")
+    builder.add_edge("index", "report")
+    builder.add_edge("report", END)
+    return builder.compile(name=name)

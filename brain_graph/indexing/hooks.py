@@ -1,0 +1,137 @@
+"""Hooks an application calls on its own create, update and delete: the graph and the vectors change
+together.
+
+Each call is one :class:`~brain_graph.stores.base.ChangeSet`, applied all or nothing
+(:meth:`~brain_graph.stores.base.StorageBackend.apply`): nodes and edges are written with the vectors
+of every profile that covers them (embedded only when their content hash or filter metadata changed;
+a node the embedder fails on is still written, without a stale vector, and reported ``pending``;
+the next ``brain-graph index`` retries it); deleted nodes lose their edges and vectors. Records are
+given as :class:`~brain_graph.stores.base.NodeRecord`/:class:`~brain_graph.stores.base.EdgeRecord`
+or as dicts in the dataset format of ``examples/data`` (``tenantId``, ``id``, ``nodeType``, ...).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+from typing import Any
+
+from pydantic import ValidationError
+
+from brain_graph.dataset import DatasetEdge, DatasetNode
+from brain_graph.errors import DatasetError
+from brain_graph.indexing.changes import vector_changes
+from brain_graph.indexing.report import IndexReport
+from brain_graph.services import SearchServices
+from brain_graph.stores.base import (
+    ChangeSet,
+    EdgeRecord,
+    NodeKey,
+    NodeRecord,
+    ProfileIndexInfo,
+    VectorKey,
+    VectorRecord,
+)
+
+NodeInput = NodeRecord | Mapping[str, Any]
+EdgeInput = EdgeRecord | Mapping[str, Any]
+
+
+def _validated(model: type[DatasetNode] | type[DatasetEdge], value: Mapping[str, Any], index: int) -> Any:
+    try:
+        return model.model_validate(dict(value)).to_record()
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "record"
+        kind = "nodes" if model is DatasetNode else "edges"
+        raise DatasetError(f"{kind}[{index}].{where}: {first['msg']}") from None
+
+
+def node_records(nodes: Sequence[NodeInput]) -> list[NodeRecord]:
+    """Records of nodes given as records or dataset-format dicts, sorted by (tenant, id)."""
+    records = [n if isinstance(n, NodeRecord) else _validated(DatasetNode, n, i) for i, n in enumerate(nodes)]
+    keys = [(n.tenant_id, n.node_id) for n in records]
+    if len(set(keys)) != len(keys):
+        duplicate = next(key for key in keys if keys.count(key) > 1)
+        raise DatasetError(f"node {duplicate[1][:80]!r} of tenant {duplicate[0][:80]!r} is given twice")
+    return sorted(records, key=lambda n: (n.tenant_id, n.node_id))
+
+
+def edge_records(edges: Sequence[EdgeInput]) -> list[EdgeRecord]:
+    """Records of edges given as records or dataset-format dicts."""
+    return [e if isinstance(e, EdgeRecord) else _validated(DatasetEdge, e, i) for i, e in enumerate(edges)]
+
+
+class GraphWriter:
+    """Batched upserts and deletes of nodes and edges, with their vectors (see the module docstring).
+
+    Args:
+        services: The deployment's services (backend and embedding profiles), e.g.
+            :func:`brain_graph.config.build_services`.
+    """
+
+    def __init__(self, services: SearchServices) -> None:
+        self.services = services
+
+    def upsert_nodes(self, nodes: Sequence[NodeInput], edges: Sequence[EdgeInput] = ()) -> IndexReport:
+        """Create or replace nodes (each as a whole) and, in the same change, edges among any nodes;
+        vectors follow."""
+        started = time.perf_counter()
+        records = node_records(nodes)
+        report = IndexReport(nodes=len(records))
+        upserts: list[VectorRecord] = []
+        deletes: list[VectorKey] = []
+        identities: list[ProfileIndexInfo] = []
+        for tenant, group in groupby(records, key=lambda n: n.tenant_id):
+            tenant_nodes = list(group)
+            ids = [n.node_id for n in tenant_nodes]
+            for profile in self.services.profiles.profiles:
+                states = {
+                    s.node_id: s
+                    for s in self.services.backend.index_store.vector_states(tenant, profile.profile_id, ids)
+                }
+                changes = vector_changes(
+                    tenant_nodes, profile, self.services.profiles, states, full=False, report=report
+                )
+                upserts.extend(changes.upsert_vectors)
+                deletes.extend(changes.delete_vectors)
+                identities.extend(changes.profiles)
+        edge_list = edge_records(edges)
+        report.edges = len(edge_list)
+        self.services.backend.apply(
+            ChangeSet(
+                upsert_nodes=records,
+                upsert_edges=edge_list,
+                upsert_vectors=upserts,
+                delete_vectors=deletes,
+                profiles=list({info.profile_id: info for info in identities}.values()),
+            )
+        )
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def upsert_edges(self, edges: Sequence[EdgeInput]) -> IndexReport:
+        """Create or replace edges between existing nodes (an edge to a missing node refuses the batch)."""
+        started = time.perf_counter()
+        records = edge_records(edges)
+        self.services.backend.apply(ChangeSet(upsert_edges=records))
+        return IndexReport(edges=len(records), seconds=time.perf_counter() - started)
+
+    def delete_edges(self, edges: Sequence[EdgeInput]) -> IndexReport:
+        """Delete edges (matched by tenant, type and ends; missing ones are ignored)."""
+        started = time.perf_counter()
+        records = edge_records(edges)
+        self.services.backend.apply(ChangeSet(delete_edges=records))
+        return IndexReport(edges=len(records), seconds=time.perf_counter() - started)
+
+    def delete_nodes(self, tenant_id: str, node_ids: Sequence[str]) -> IndexReport:
+        """Delete nodes of a tenant with their edges and their vectors in every profile (missing ids are
+        ignored)."""
+        started = time.perf_counter()
+        ids = list(dict.fromkeys(node_ids))
+        store = self.services.backend.index_store
+        existing = store.get_records(tenant_id, ids)
+        vectors = sum(len(store.vector_states(tenant_id, p.profile_id, ids)) for p in self.services.profiles.profiles)
+        self.services.backend.apply(ChangeSet(delete_nodes=[NodeKey(tenant_id, node_id) for node_id in ids]))
+        return IndexReport(nodes=len(existing), deleted=vectors, seconds=time.perf_counter() - started)

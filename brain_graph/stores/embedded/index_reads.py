@@ -1,0 +1,106 @@
+"""The embedded store's :class:`~brain_graph.stores.base.IndexStore`: the reads of the write side.
+
+Every read is one statement on an index range: nodes by the primary key (tenant, id), vectors by
+(tenant, profile, id). SQLite compares text by bytes, so its order of UTF-8 ids is code-point order.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState
+from brain_graph.stores.embedded.schema import NODE_COLUMNS, node_record, table_columns
+
+NODE_PAGE = (
+    f"SELECT {NODE_COLUMNS} FROM nodes WHERE tenant_id = :tenant AND node_id > :after"
+    " AND node_type IN (SELECT value FROM json_each(:types)) ORDER BY node_id LIMIT :limit"
+)
+COUNT_NODES = (
+    "SELECT count(*) FROM nodes WHERE tenant_id = :tenant AND node_type IN (SELECT value FROM json_each(:types))"
+)
+RECORDS = (
+    f"SELECT {NODE_COLUMNS} FROM nodes WHERE tenant_id = :tenant"
+    " AND node_id IN (SELECT value FROM json_each(:ids)) ORDER BY node_id"
+)
+STATE_COLUMNS = "node_id, project_key, secured, acl"
+ALL_STATES = "SELECT {columns} FROM vectors WHERE tenant_id = :tenant AND profile_id = :profile ORDER BY node_id"
+STATES_OF = (
+    "SELECT {columns} FROM vectors WHERE tenant_id = :tenant AND profile_id = :profile"
+    " AND node_id IN (SELECT value FROM json_each(:ids)) ORDER BY node_id"
+)
+
+Reader = Callable[[], AbstractContextManager[sqlite3.Connection | None]]
+Rows = Callable[[sqlite3.Connection, str, Mapping[str, Any]], list[sqlite3.Row]]
+
+
+class EmbeddedIndexStore:
+    """Write-side reads over the store's read connections (``read`` and ``rows`` of the store)."""
+
+    def __init__(self, read: Reader, rows: Rows) -> None:
+        self._read = read
+        self._rows = rows
+
+    def _query(self, sql: str, params: Mapping[str, Any]) -> Iterator[sqlite3.Row]:
+        with self._read() as db:
+            if db is None:
+                return iter(())
+            return iter(self._rows(db, sql, params))
+
+    def tenants(self) -> list[str]:
+        return [row[0] for row in self._query("SELECT DISTINCT tenant_id FROM nodes ORDER BY tenant_id", {})]
+
+    def node_page(
+        self, tenant_id: str, *, node_types: Sequence[str], after: str | None, limit: int
+    ) -> list[NodeRecord]:
+        if not node_types or limit <= 0:
+            return []
+        # "" sorts before every id (and is not one: ids are never empty)
+        params = {"tenant": tenant_id, "after": after or "", "types": json.dumps(list(node_types)), "limit": limit}
+        return [node_record(row) for row in self._query(NODE_PAGE, params)]
+
+    def count_nodes(self, tenant_id: str, node_types: Sequence[str]) -> int:
+        params = {"tenant": tenant_id, "types": json.dumps(list(node_types))}
+        return next((int(row[0]) for row in self._query(COUNT_NODES, params)), 0)
+
+    def get_records(self, tenant_id: str, node_ids: Sequence[str]) -> list[NodeRecord]:
+        if not node_ids:
+            return []
+        return [
+            node_record(row) for row in self._query(RECORDS, {"tenant": tenant_id, "ids": json.dumps(list(node_ids))})
+        ]
+
+    def vector_states(
+        self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
+    ) -> list[VectorState]:
+        if node_ids is not None and not node_ids:
+            return []
+        with self._read() as db:
+            if db is None:
+                return []
+            hashed = "content_hash" in table_columns(db, "vectors")  # a store written before hashes existed
+            columns = STATE_COLUMNS + (", content_hash" if hashed else ", '' AS content_hash")
+            params: dict[str, Any] = {"tenant": tenant_id, "profile": profile_id}
+            if node_ids is None:
+                rows = self._rows(db, ALL_STATES.format(columns=columns), params)
+            else:
+                rows = self._rows(db, STATES_OF.format(columns=columns), {**params, "ids": json.dumps(list(node_ids))})
+        return [
+            VectorState(
+                row["node_id"],
+                row["content_hash"],
+                row["project_key"],
+                bool(row["secured"]),
+                () if row["acl"] == "[]" else tuple(json.loads(row["acl"])),
+            )
+            for row in rows
+        ]
+
+    def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
+        return {
+            row[0]: ProfileIndexInfo(row[0], row[1], int(row[2]))
+            for row in self._query("SELECT profile_id, embedder_name, dimension FROM profiles ORDER BY profile_id", {})
+        }
