@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from langchain_core.embeddings import Embeddings
 
@@ -73,7 +74,8 @@ class ProfileRegistry:
         for profile in self.profiles:
             if profile.profile_id == profile_id:
                 return profile
-        raise ConfigurationError(f"unknown embedding profile {profile_id!r}")
+        known = [p.profile_id for p in self.profiles]
+        raise ConfigurationError(f"unknown embedding profile {profile_id!r}; the profiles are {known}")
 
     def embedder_name(self, profile: EmbeddingProfile) -> str:
         """The recorded name of a profile's embedder (``name`` or ``model`` attribute, else its class)."""
@@ -81,7 +83,7 @@ class ProfileRegistry:
         for attribute in ("name", "model", "model_name"):
             value = getattr(embedder, attribute, None)
             if isinstance(value, str) and value:
-                return value
+                return PurePath(value).name if PurePath(value).is_absolute() else value  # never a path
         return type(embedder).__name__
 
     def identity(self, profile: EmbeddingProfile) -> ProfileIndexInfo:

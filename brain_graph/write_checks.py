@@ -238,6 +238,10 @@ def check_changes(changes: ChangeSet) -> None:
             raise DatasetError(f"{_where_node_key(key.tenant_id, key.node_id)} is both written and deleted")
     edge_keys = {(e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id) for e in changes.upsert_edges}
     for edge in changes.delete_edges:
+        problem = _identifier(edge.tenant_id, MAX_TENANT_CHARS) or _edge_problem(edge)
+        if problem is not None:
+            where = f"deleted edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r}"
+            raise DatasetError(f"{where} of tenant {edge.tenant_id[:80]!r}: {problem}")
         if (edge.tenant_id, edge.edge_type, edge.from_node_id, edge.to_node_id) in edge_keys:
             raise DatasetError(
                 f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r} is both written "

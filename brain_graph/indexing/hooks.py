@@ -33,6 +33,7 @@ from brain_graph.stores.base import (
     VectorKey,
     VectorRecord,
 )
+from brain_graph.write_checks import check_load
 
 NodeInput = NodeRecord | Mapping[str, Any]
 EdgeInput = EdgeRecord | Mapping[str, Any]
@@ -79,6 +80,8 @@ class GraphWriter:
         vectors follow."""
         started = time.perf_counter()
         records = node_records(nodes)
+        edge_list = edge_records(edges)
+        check_load(records, edge_list, [], [])  # before any embedding: a bad record costs nothing
         report = IndexReport(nodes=len(records))
         upserts: list[VectorRecord] = []
         deletes: list[VectorKey] = []
@@ -97,7 +100,6 @@ class GraphWriter:
                 upserts.extend(changes.upsert_vectors)
                 deletes.extend(changes.delete_vectors)
                 identities.extend(changes.profiles)
-        edge_list = edge_records(edges)
         report.edges = len(edge_list)
         self.services.backend.apply(
             ChangeSet(

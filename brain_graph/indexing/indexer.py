@@ -59,7 +59,7 @@ class Indexer:
         """Resolve and check what a run covers (unknown profiles and identity changes are refused here,
         before anything is written)."""
         chosen = (
-            tuple(self.profiles.get(p) for p in dict.fromkeys(profile_ids)) if profile_ids else self.profiles.profiles
+            tuple(self.profiles.get(p) for p in sorted(set(profile_ids))) if profile_ids else self.profiles.profiles
         )
         stored = self.backend.index_store.tenants()
         names = tuple(sorted(set(tenants))) if tenants else tuple(stored)

@@ -46,3 +46,16 @@ def test_a_valid_load_passes() -> None:
 def test_refused_before_writing(vectors: list[VectorRecord], profiles: list[ProfileIndexInfo], message: str) -> None:
     with pytest.raises(DatasetError, match=message):
         check_load([NODE], [], vectors, profiles)
+
+
+def test_a_change_is_checked_like_a_load_plus_its_deletes() -> None:
+    from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeKey
+    from brain_graph.write_checks import check_changes
+
+    check_changes(ChangeSet(upsert_nodes=[NODE], delete_nodes=[NodeKey("t", "other")]))
+    with pytest.raises(DatasetError, match="both written and deleted"):
+        check_changes(ChangeSet(upsert_nodes=[NODE], delete_nodes=[NodeKey("t", "n")]))
+    with pytest.raises(DatasetError, match="deleted edge"):
+        check_changes(ChangeSet(delete_edges=[EdgeRecord("t", "not-a-type", "a", "b")]))
+    with pytest.raises(DatasetError, match="deleted node"):
+        check_changes(ChangeSet(delete_nodes=[NodeKey("t", "bad\nid")]))

@@ -41,6 +41,8 @@ SCHEMA: tuple[LiteralString, ...] = (
     "CREATE INDEX brain_node_tenant IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId)",
     # Pages of a generation in id order (write side): an index range, never a scan and sort.
     "CREATE INDEX brain_node_sort IF NOT EXISTS FOR (n:BrainNode) ON (n.tenantId, n.generation, n.sortKey)",
+    # Reads hint these indexes: wait until a new one is ONLINE (populating on a large database).
+    "CALL db.awaitIndexes(300)",
 )
 
 # -- generations -----------------------------------------------------------------------------
