@@ -88,7 +88,8 @@ def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = 
         report = load_dataset(dataset, services.backend, services.profiles, replace=replace, progress=progress.advance)
     if not quiet:
         err.print(
-            f"loaded {report.nodes} nodes, {report.edges} edges, {report.embedded} vectors from {path} "
+            f"loaded {report.nodes} nodes, {report.edges} edges, {report.embedded + report.unchanged} vectors "
+            f"from {path} "
             f"into the {services.backend.name} backend in {report.seconds:.1f} s"
         )
     if report.pending:
