@@ -103,6 +103,7 @@ class SupportTable:
         self.scoring = scoring
         self._floor = min(self.seed_scores.values(), default=0.0)  # the seeds are fixed: computed once
         self.paths: dict[str, dict[str, Path]] = {}
+        self._support: dict[str, list[CandidateSupport]] = {}  # support rows by node, until the next hop
 
     def add_hop(self, links: Iterable[Link]) -> None:
         """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends the
@@ -111,6 +112,7 @@ class SupportTable:
         factor, so the strongest stay the strongest, and ``n`` itself may be one of them (a seed
         never supports itself). Every hop after a path's first is decayed."""
         links = list(links)
+        self._support.clear()
         reaching = {link.frontier_id: self._strongest(link.frontier_id) for link in links}
         for link in links:
             step = self.scoring.edge_weight(link.edge_type)
@@ -140,7 +142,14 @@ class SupportTable:
         return self._floor
 
     def support(self, node_id: str) -> list[CandidateSupport]:
-        """The seeds reaching ``node_id``, each with its contribution, strongest first (then seed id)."""
+        """The seeds reaching ``node_id``, each with its contribution, strongest first (then seed id);
+        new rows on every call (computed once per node and hop)."""
+        rows = self._support.get(node_id)
+        if rows is None:
+            rows = self._support[node_id] = self._support_rows(node_id)
+        return [row.copy() for row in rows]
+
+    def _support_rows(self, node_id: str) -> list[CandidateSupport]:
         floor = self.floor()
         boosts = self.scoring.graph_boosts
         rows = []

@@ -51,7 +51,8 @@ _FORMAT = re.compile(
 _BACKTICKS = re.compile(r"`+")
 # Absolute http(s) URL of printable ASCII without space " ' < > \ ` (the ranges skip exactly those).
 _SAFE_URL = re.compile(r"https?://[!#-&(-;=?-\[\]-_a-~]+", re.IGNORECASE | re.ASCII)
-_ALWAYS_ESCAPED = frozenset("\\`*[]<>#|~&")
+# Characters escape_inline may escape: always \\ ` * [ ] < > # | ~ &, and _ : . depending on their neighbours.
+_MAY_ESCAPE = re.compile(r"[\\`*\[\]<>#|~&_:.]")
 
 ELLIPSIS = "…"
 MARKER_ROOM = 40  # room kept for the cut marker of an excerpt (more if its count needs it)
@@ -60,7 +61,18 @@ MARKER_ROOM = 40  # room kept for the cut marker of an excerpt (more if its coun
 def _lines(text: str) -> list[str]:
     """The lines of ``text`` split at every Unicode line boundary, other control characters (but
     tabs) replaced by spaces, bidi controls removed."""
+    if _printable_lines(text):  # nothing to replace or remove, and ``\n`` the only line boundary
+        lines = text.split("\n")
+        if not lines[-1]:
+            lines.pop()  # as str.splitlines: no empty line after a final line break
+        return lines
     return [_CONTROL_IN_LINE.sub(" ", line) for line in _BIDI.sub("", text).splitlines()]
+
+
+def _printable_lines(text: str) -> bool:
+    """Whether every character of ``text`` is printable (no control, format or separator character
+    but the space), a line break or a tab: then no line boundary but ``\n`` can be in it."""
+    return text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()
 
 
 def clean_block(text: str) -> str:
@@ -72,14 +84,17 @@ def clean_block(text: str) -> str:
 
 def normalize(text: str) -> str:
     """Trim lines, fold runs of spaces, keep at most one blank line between paragraphs."""
-    lines = [_SPACES.sub(" ", line).strip() for line in _lines(text)]
+    lines = [(_SPACES.sub(" ", line) if "  " in line or "\t" in line else line).strip() for line in _lines(text)]
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
 
 def one_line(text: str | None) -> str:
     """The text on a single line: every run of whitespace or control characters becomes one space,
     format characters (category Cf) are removed."""
-    return " ".join(_CONTROL.sub(" ", _FORMAT.sub("", text or "")).split())
+    text = text or ""
+    if text.isprintable():  # no control or format character to replace or remove
+        return " ".join(text.split())
+    return " ".join(_CONTROL.sub(" ", _FORMAT.sub("", text)).split())
 
 
 def normalize_code(text: str) -> str:
@@ -121,7 +136,9 @@ def excerpt(text: str, limit: int, *, code: bool = False) -> str:
 
 def longest_backtick_run(text: str) -> int:
     """Length of the longest run of backticks in ``text`` (0 if none)."""
-    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    if "`" not in text:
+        return 0
+    return max(map(len, _BACKTICKS.findall(text)))
 
 
 def fence_for(text: str) -> str:
@@ -152,14 +169,18 @@ def _starts_link(text: str, index: int) -> bool:
 
 def escape_inline(text: str) -> str:
     """Backslash-escape the characters markdown could act on in one-line text (see the module doc)."""
-    out = []
-    for index, char in enumerate(text):
-        intraword = 0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
-        escaped = (
-            char in _ALWAYS_ESCAPED or (char == "_" and not intraword) or (char in ":." and _starts_link(text, index))
-        )
-        out.append("\\" + char if escaped else char)
-    return "".join(out)
+
+    def escape(match: re.Match[str]) -> str:
+        char, index = match.group(), match.start()
+        if char == "_":
+            escaped = not (0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum())
+        elif char in ":.":
+            escaped = _starts_link(text, index)
+        else:
+            escaped = True
+        return "\\" + char if escaped else char
+
+    return _MAY_ESCAPE.sub(escape, text)
 
 
 def code_span_of(text: str) -> str:
