@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install install-models demo test lint format services-up services-down bench quality clean
+.PHONY: install install-models install-bench demo test lint format services-up services-down bench quality clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,13 @@ services-up:  ## Start Neo4j + Weaviate; prints the export lines
 services-down:
 	scripts/services down
 
-bench: install  ## Search/load benchmarks on both backends (starts and stops the servers)
-	eval "$$(scripts/services up)" && $(BIN)/python -m benchmarks.search_latency; status=$$?; scripts/services down; exit $$status
+install-bench: $(BIN)/python  ## install plus the [bench] extra (neo4j-graphrag with Weaviate, matplotlib)
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+
+BENCH_ARGS ?=
+
+bench: install-bench  ## Load/search benchmarks, 1k-100k nodes, both backends and the peer (starts and stops the servers); BENCH_ARGS="--smoke" for a quick run
+	eval "$$(scripts/services up)" && $(BIN)/python -m benchmarks.search_latency $(BENCH_ARGS); status=$$?; scripts/services down; exit $$status
 
 QUALITY_VENV ?= .venv-quality
 

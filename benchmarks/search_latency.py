@@ -1,20 +1,27 @@
-"""Search latency (p50/p95/p99) and load throughput of the embedded and Neo4j + Weaviate backends.
+"""Load rate, search latency and throughput of the embedded and Neo4j + Weaviate backends, and the peer.
 
-    .venv/bin/python -m benchmarks.search_latency                    # 1k and 10k nodes, both backends
-    .venv/bin/python -m benchmarks.search_latency --sizes 100000 --searches 20
+    make bench                                                    # installs, starts and stops the servers
+    .venv/bin/python -m benchmarks.search_latency                 # 1k, 10k and 100k nodes, both backends, the peer
+    .venv/bin/python -m benchmarks.search_latency --smoke     # --sizes 300 --searches 5: under a minute
     .venv/bin/python -m benchmarks.search_latency --backends embedded --sizes 1000 10000 100000 \
-        --reuse-stores ~/.cache/brain-graph-bench     # keep the embedded stores: embed and load once
+        --reuse-stores ~/.cache/brain-graph-bench     # keep the embedded stores: generate and load once
 
-The Neo4j + Weaviate backend needs the servers (``eval "$(scripts/services up)"``); without them its
-rows are reported as unavailable. Each size is a synthetic graph (:mod:`benchmarks.synthetic`, two
-tenants, ~3 edges per node) loaded under tenant ids unique to the run and dropped afterwards.
-Embedding is timed apart from loading. Searches run through the compiled LangGraph graph (query
-embedding included), public scope, default options; ``depth 2`` runs set ``expandDepth=2``.
+The Neo4j + Weaviate backend and the peer need the servers (``eval "$(scripts/services up)"``);
+without them those rows are skipped. Per size, a synthetic graph (:mod:`benchmarks.synthetic`, two
+tenants, ~3 edges per node, seeded by the size) is written as a dataset file under tenant ids unique
+to the run, loaded into each backend end to end by :mod:`benchmarks.load` (a child process: read,
+validate, embed, write; its time and peak memory), searched in one tenant and dropped afterwards.
+Searches run through the compiled LangGraph graph (query embedding included), public scope, default
+options (topK 20, depth 1); ``d2`` runs set ``expandDepth=2``; throughput is measured one at a time
+and with ``--concurrency`` searches in threads. On the server backend, the peer
+(:mod:`benchmarks.peer`, neo4j-graphrag's ``WeaviateNeo4jRetriever``) searches the same tenant's
+graph and vectors on the same servers.
 
 In the same run, ``numpy`` is the floor of a search: a bare numpy scan (float32 matrix-vector product
 of the tenant's normalised vectors of each default profile, then the top ``topK``) for the same query
-vectors, embedding excluded; ``ratio`` is the depth-1 p50 over the floor's p50. The table is printed
-and written as JSON and markdown (``--out``, default ``benchmarks/results``).
+vectors, embedding excluded; ``ratio`` is the depth-1 p50 over the floor's p50. Results are printed
+and written as JSON, markdown and a PNG plot (:mod:`benchmarks.report`; ``--out``, default
+``benchmarks/results``).
 """
 
 from __future__ import annotations
@@ -23,106 +30,137 @@ import argparse
 import gc
 import json
 import os
-import platform
-import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
-from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from benchmarks.synthetic import synthetic_dataset
-from brain_graph.dataset import Dataset, embed_nodes, index_info
+from benchmarks.load import run_load
+from benchmarks.report import PeerRow, Row, latency, machine, peer_table, text_table, write_results
+from benchmarks.synthetic import write_graph
+from brain_graph.dataset import embed_nodes, read_graph
 from brain_graph.errors import BackendUnavailableError
+from brain_graph.graph import BrainSearchGraph as Graph
 from brain_graph.graph import build_graph
+from brain_graph.profiles import ProfileRegistry, default_profiles
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
 from brain_graph.stores import StorageBackend, VectorRecord, build_backend
 
 RESULTS = Path(__file__).parent / "results"
+SMOKE_RESULTS = RESULTS / "smoke"  # not committed (.gitignore)
 TOP_K = 20
+WARM_UP = 5
+SERVER = "neo4j-weaviate"
+Matrices = dict[str, npt.NDArray[np.float32]]
 
 
 @dataclass
-class Row:
-    backend: str
+class Prepared:
+    """One size's dataset file and what the searches need of it (the searched tenant's default-profile
+    vectors, embedded here: ``embed_s`` is embedding every node of the file)."""
+
+    size: int
+    path: Path
     nodes: int
     edges: int
-    vectors: int
-    embed_s: float | None  # None: a reused store (--reuse-stores), neither embedded nor loaded in this run
-    load_s: float | None
-    p50_ms: float
-    p95_ms: float
-    p99_ms: float
-    cpu_p50_ms: float  # process CPU per search (client side: includes BLAS threads, not the servers)
-    p50_d2_ms: float
-    p95_d2_ms: float
-    numpy_p50_ms: float
-    numpy_p95_ms: float
-    round_trips: str
-    first_ms: float = 0.0  # the first search on a fresh graph and backend object (cold caches)
-    split_ms: dict[str, float] = field(default_factory=dict)  # p50 per step, plus "graph" (the rest)
-
-    @property
-    def ratio(self) -> float:
-        """Depth-1 p50 over the bare numpy scan's p50."""
-        return self.p50_ms / self.numpy_p50_ms if self.numpy_p50_ms else float("nan")
+    tenant: str
+    tenants: list[str]
+    texts: list[str]
+    vectors: list[VectorRecord]
+    embed_s: float
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+def prepare(size: int, searches: int, workdir: Path, prefix: str, profiles: ProfileRegistry) -> Prepared:
+    """Write the synthetic graph of ``size`` (seed ``size``) and pick the query texts: work-item titles
+    of the first tenant, spread over it."""
+    path = write_graph(workdir / f"synthetic-{size}.json", size, seed=size, tenant_prefix=prefix)
+    graph = read_graph(path)
+    started = time.perf_counter()
+    vectors = embed_nodes(graph.nodes, profiles)
+    embed_s = time.perf_counter() - started
+    tenant = graph.nodes[0].tenant_id
+    defaults = {p.profile_id for p in profiles.profiles if p.default}
+    titles = [n.title for n in graph.nodes if n.tenant_id == tenant and n.title and n.node_type == "cdm.work_item"]
+    texts = titles[:: max(1, len(titles) // searches)][:searches]
+    return Prepared(
+        size,
+        path,
+        len(graph.nodes),
+        len(graph.edges),
+        tenant,
+        sorted({n.tenant_id for n in graph.nodes}),
+        texts,
+        [v for v in vectors if v.tenant_id == tenant and v.profile_id in defaults],
+        embed_s,
+    )
 
 
-def prefixed(dataset: Dataset, prefix: str) -> Dataset:
-    raw = dataset.model_dump(by_alias=True)
-    for item in (*raw["nodes"], *raw["edges"]):
-        item["tenantId"] = prefix + item["tenantId"]
-    return Dataset.model_validate(raw)
+def servers_configured() -> bool:
+    """Whether the environment names Neo4j and Weaviate servers (``eval "$(scripts/services up)"``)."""
+    return bool(os.environ.get("NEO4J_URI") and os.environ.get("WEAVIATE_HTTP_PORT"))
 
 
-def make_backend(name: str, workdir: Path, store_path: Path | None = None) -> StorageBackend:
-    """A registered backend built from its settings (the embedded one on ``store_path``, else a fresh file)."""
+def make_backend(name: str, store_path: Path) -> StorageBackend:
+    """A registered backend built from its settings (the embedded one on ``store_path``)."""
     if name == "embedded":
-        return build_backend(name, store_path=store_path or workdir / f"bench-{uuid.uuid4().hex[:8]}.sqlite3")
-    if not os.environ.get("NEO4J_URI") or not os.environ.get("WEAVIATE_HTTP_PORT"):
+        return build_backend(name, store_path=store_path)
+    if not servers_configured():
         raise BackendUnavailableError(name, 'servers not configured: eval "$(scripts/services up)"')
     return build_backend(name)
 
 
-def run_searches(services: SearchServices, requests: list[dict[str, Any]]) -> tuple[list[float], list[float], float]:
-    """Wall-clock and process CPU milliseconds (all threads of this process) of each search, after a
-    warm-up, and the milliseconds of the first search (cold: connections, caches, vector matrices)."""
-    graph = build_graph(services)
-    started = time.perf_counter()
-    graph.invoke(cast(BrainSearchInput, requests[0]))
-    first = (time.perf_counter() - started) * 1000
-    for request in requests[1:5]:  # warm-up: connections, plan caches, profile cache, vector matrices
+def requests(data: Prepared, depth: int) -> list[dict[str, Any]]:
+    """The searches of one run: public scope in the searched tenant, default options but the depth."""
+    scope = {"tenantId": data.tenant, "secured": False}
+    return [{"queryText": t, "filter": scope, "options": {"expandDepth": depth}} for t in data.texts]
+
+
+def run_searches(graph: Graph, batch: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """Wall-clock and process CPU milliseconds (all threads of this process) of each search, after a warm-up."""
+    for request in batch[:WARM_UP]:  # connections, plan caches, profile cache, vector matrices
         graph.invoke(cast(BrainSearchInput, request))
     timings, cpu = [], []
-    for request in requests:
+    for request in batch:
         started, started_cpu = time.perf_counter(), time.process_time()
         graph.invoke(cast(BrainSearchInput, request))
         timings.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - started_cpu) * 1000)
-    return timings, cpu, first
+    return timings, cpu
 
 
-def step_split(services: SearchServices, requests: list[dict[str, Any]]) -> dict[str, float]:
+def concurrent_rate(graph: Graph, batch: list[dict[str, Any]], workers: int) -> float:
+    """Searches per second with ``workers`` searches at a time in threads, over at least four searches
+    per thread (``batch`` repeated), after one warm-up search per thread."""
+    total = max(len(batch), 4 * workers)
+    work = [batch[i % len(batch)] for i in range(total)]
+
+    def search(request: dict[str, Any]) -> None:
+        graph.invoke(cast(BrainSearchInput, request))
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(search, work[:workers]))
+        started = time.perf_counter()
+        list(pool.map(search, work))
+        return total / (time.perf_counter() - started)
+
+
+def step_split(graph: Graph, batch: list[dict[str, Any]]) -> dict[str, float]:
     """p50 milliseconds of each step (the steps' own ``custom`` stream events) and of the rest of the
-    graph run (LangGraph and the step wrappers: ``graph``), over ``requests`` streamed once each."""
-    graph = build_graph(services)
+    graph run (LangGraph and the step wrappers: ``graph``), over ``batch`` streamed once each."""
     per_step: dict[str, list[float]] = {}
     rest = []
-    for request in requests:
+    for request in batch:
         started = time.perf_counter()
         steps = 0.0
         for event in graph.stream(cast(BrainSearchInput, request), stream_mode="custom"):
@@ -132,40 +170,25 @@ def step_split(services: SearchServices, requests: list[dict[str, Any]]) -> dict
     return {**{step: statistics.median(ms) for step, ms in per_step.items()}, "graph": statistics.median(rest)}
 
 
-def stored_vectors(path: Path, tenant: str) -> list[VectorRecord]:
-    """The vectors of ``tenant`` in an embedded store file, read directly (for the numpy floor)."""
-    with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT node_id, profile_id, vector FROM vectors WHERE tenant_id = ?", (tenant,)).fetchall()
-    return [
-        VectorRecord(tenant, node_id, profile_id, None, False, (), array("f", blob))
-        for node_id, profile_id, blob in rows
-    ]
-
-
-Matrices = dict[str, npt.NDArray[np.float32]]
-
-
-def floor_matrices(services: SearchServices, vectors: Sequence[VectorRecord], tenant: str) -> Matrices:
-    """The tenant's normalised float32 vectors of each default profile, for :func:`numpy_floor`."""
+def floor_matrices(profiles: ProfileRegistry, vectors: Sequence[VectorRecord]) -> Matrices:
+    """The normalised float32 vectors of each default profile, for :func:`numpy_floor`."""
     matrices = {}
-    for profile in (p for p in services.profiles.profiles if p.default):
-        rows = [v.vector for v in vectors if v.tenant_id == tenant and v.profile_id == profile.profile_id]
+    for profile in (p for p in profiles.profiles if p.default):
+        rows = [np.asarray(v.vector, dtype=np.float32) for v in vectors if v.profile_id == profile.profile_id]
         matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), profile.dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrices[profile.profile_id] = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32, copy=False)
     return matrices
 
 
-def numpy_floor(services: SearchServices, matrices: Matrices, texts: list[str]) -> list[float]:
+def numpy_floor(profiles: ProfileRegistry, matrices: Matrices, texts: list[str]) -> list[float]:
     """Milliseconds per search of a bare numpy scan: for each default profile, the float32 product of the
     tenant's normalised vectors with the normalised query vector, then the best :data:`TOP_K` in order."""
-    registry = services.profiles
-    profiles = [p for p in registry.profiles if p.default]
     queries = []
     for text in texts:
         per_profile = {}
-        for profile in profiles:
-            query = np.asarray(registry.embedders[profile.embedder_id].embed_query(text), dtype=np.float32)
+        for profile in (p for p in profiles.profiles if p.default):
+            query = np.asarray(profiles.embedders[profile.embedder_id].embed_query(text), dtype=np.float32)
             per_profile[profile.profile_id] = query / (np.linalg.norm(query) or 1.0)
         queries.append(per_profile)
     timings = []
@@ -181,218 +204,194 @@ def numpy_floor(services: SearchServices, matrices: Matrices, texts: list[str]) 
     return timings
 
 
-def bench(backend_name: str, size: int, searches: int, workdir: Path, reuse: Path | None = None) -> Row:
-    """One backend at one size. With ``reuse`` (embedded only), the store file of this size is kept in
-    that folder under fixed tenant ids and loaded only when it is not there yet."""
-    reused = reuse is not None and backend_name == "embedded"
-    prefix = "bench-" if reused else f"bench{uuid.uuid4().hex[:6]}-"
-    dataset = prefixed(synthetic_dataset(size, tenants=2, seed=size), prefix)
-    store_path = reuse / f"synthetic-{size}.sqlite3" if reuse is not None and reused else None
-    backend = make_backend(backend_name, workdir, store_path)
-    services = SearchServices(backend=backend)
-    nodes, edges = dataset.node_records(), dataset.edge_records()
-    tenant = nodes[0].tenant_id
-    embed_s = load_s = None
-    if store_path is not None and backend.admin.count(tenant).nodes == sum(n.tenant_id == tenant for n in nodes):
-        vectors = stored_vectors(store_path, tenant)
-    else:
-        started = time.perf_counter()
-        vectors = embed_nodes(nodes, services.profiles)
-        embed_s = time.perf_counter() - started
-        started = time.perf_counter()
-        try:
-            backend.load(nodes, edges, vectors, index_info(services.profiles), replace=True)
-        except BaseException:
-            backend.close()
-            raise
-        load_s = time.perf_counter() - started
+def round_trips(backend: StorageBackend, graph: Graph, request: dict[str, Any]) -> str:
+    """Requests to each server during one search ("" for the embedded store)."""
+    before = backend.admin.round_trips()
+    graph.invoke(cast(BrainSearchInput, request))
+    after = backend.admin.round_trips()
+    return " + ".join(f"{key} {after[key] - before[key]}" for key in after)
 
-    titles = [n.title for n in nodes if n.tenant_id == tenant and n.title and n.node_type == "cdm.work_item"]
-    step = max(1, len(titles) // searches)
-    texts = titles[::step][:searches]
-    matrices = floor_matrices(services, vectors, tenant)
-    tenants = sorted({n.tenant_id for n in nodes})
-    node_count, edge_count = len(nodes), len(edges)
-    # Drop the inputs (hundreds of thousands of objects at 100k nodes) and freeze what is left, so the
-    # collector's full passes time the searches' objects, not the benchmark's.
-    del dataset, nodes, edges, vectors
-    gc.collect()
-    gc.freeze()
 
-    def requests(depth: int) -> list[dict[str, Any]]:
-        return [
-            {"queryText": t, "filter": {"tenantId": tenant, "secured": False}, "options": {"expandDepth": depth}}
-            for t in texts
-        ]
-
-    trips = ""
+def warm_server(workdir: Path) -> None:
+    """Load and drop a 20-node graph on the server backend, so that the first measured load does not
+    pay for creating the schema (constraints, indexes, collections) on fresh servers."""
+    backend = make_backend(SERVER, workdir)
+    prefix = f"benchwarm{uuid.uuid4().hex[:6]}-"
     try:
-        d1, cpu, first = run_searches(services, requests(1))
-        split = step_split(services, requests(1))
-        before = backend.admin.round_trips()
-        build_graph(services).invoke(cast(BrainSearchInput, requests(1)[0]))
-        after = backend.admin.round_trips()
-        trips = " + ".join(f"{key} {after[key] - before[key]}" for key in after)
-        d2, _, _ = run_searches(services, requests(2))
-        floor = numpy_floor(services, matrices, texts)
-        vector_count = sum(sum(backend.admin.count(t).vectors.values()) for t in tenants)
+        run_load(write_graph(workdir / "warm-up.json", 20, tenant_prefix=prefix), SERVER)
+    finally:
+        backend.admin.drop_tenants([f"{prefix}tenant0", f"{prefix}tenant1"])
+        backend.close()
+
+
+def peer_row(data: Prepared, profiles: ProfileRegistry) -> PeerRow:
+    """The peer's latency on the size's tenant (:mod:`benchmarks.peer`), on the loaded server backend."""
+    from benchmarks.peer import Peer, run_peer_searches
+
+    defaults = {p.profile_id for p in profiles.profiles if p.default}
+    embedder = profiles.embedders[profiles.get(sorted(defaults)[0]).embedder_id]
+    peer = Peer(data.tenants, data.tenant, data.vectors, defaults, embedder)
+    with peer as retriever:
+        timings = run_peer_searches(retriever, data.texts)
+    return PeerRow(data.nodes, len(data.vectors), peer.scanned_nodes, *latency(timings))
+
+
+def bench(
+    name: str, data: Prepared, options: argparse.Namespace, workdir: Path, profiles: ProfileRegistry
+) -> tuple[Row, PeerRow | None]:
+    """One backend at one size (and the peer, on the server backend). With ``--reuse-stores`` the
+    embedded store of this size is kept in that folder and loaded only when it is not there yet."""
+    reused = options.reuse_stores is not None and name == "embedded"
+    folder = options.reuse_stores if reused else workdir
+    store_path = folder / (f"synthetic-{data.size}.sqlite3" if reused else f"bench-{uuid.uuid4().hex[:8]}.sqlite3")
+    backend = make_backend(name, store_path)
+    graph = build_graph(SearchServices(backend=backend, profiles=profiles))
+    matrices = floor_matrices(profiles, data.vectors)
+    peer = None
+    try:
+        loaded = None
+        if not (reused and backend.admin.count(data.tenant).nodes):  # a load writes the whole file or nothing
+            loaded = run_load(data.path, name, store_path if name == "embedded" else None)
+        gc.collect()
+        gc.freeze()  # the collector's full passes time the searches' objects, not the benchmark's
+        depth1 = requests(data, 1)
+        started = time.perf_counter()
+        graph.invoke(cast(BrainSearchInput, depth1[0]))
+        first = (time.perf_counter() - started) * 1000
+        d1, cpu = run_searches(graph, depth1)
+        concurrent = concurrent_rate(graph, depth1, options.concurrency)
+        split = step_split(graph, depth1)
+        trips = round_trips(backend, graph, depth1[0])
+        d2, _ = run_searches(graph, requests(data, 2))
+        floor = numpy_floor(profiles, matrices, data.texts)
+        vectors = sum(sum(backend.admin.count(t).vectors.values()) for t in data.tenants)
+        if name == SERVER and options.peer:
+            peer = peer_row(data, profiles)
     finally:
         gc.unfreeze()
-        if store_path is None:
-            backend.admin.drop_tenants(tenants)
+        if not reused:
+            backend.admin.drop_tenants(data.tenants)
         backend.close()
-    return Row(
-        backend_name,
-        node_count,
-        edge_count,
-        vector_count,
-        embed_s,
-        load_s,
-        statistics.median(d1),
-        percentile(d1, 0.95),
-        percentile(d1, 0.99),
+    row = Row(
+        name,
+        data.nodes,
+        data.edges,
+        vectors,
+        loaded.seconds if loaded else None,
+        loaded.peak_rss_mb if loaded else None,
+        data.embed_s,
+        *latency(d1),
         statistics.median(cpu),
-        statistics.median(d2),
-        percentile(d2, 0.95),
-        statistics.median(floor),
-        percentile(floor, 0.95),
-        trips,
         first,
+        *latency(d2)[:2],
+        *latency(floor)[:2],
+        trips,
+        len(d1) * 1000 / sum(d1),
+        concurrent,
+        options.concurrency,
         split,
     )
+    return row, peer
 
 
-COLUMNS = (
-    ("backend", "<15"),
-    ("nodes", ">7"),
-    ("edges", ">7"),
-    ("vectors", ">7"),
-    ("embed s", ">8"),
-    ("load s", ">8"),
-    ("nodes/s", ">8"),
-    ("p50 ms", ">7"),
-    ("p95 ms", ">7"),
-    ("p99 ms", ">7"),
-    ("cpu ms", ">7"),
-    ("first ms", ">9"),
-    ("p50 d2", ">7"),
-    ("p95 d2", ">7"),
-    ("numpy", ">6"),
-    ("ratio", ">6"),
-    ("round trips (depth 1)", ""),
-)
+def server_versions() -> dict[str, str]:
+    """Neo4j's and Weaviate's versions, when the servers are configured and answer."""
+    from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateSettings
+
+    if not servers_configured():
+        return {}
+    settings = Neo4jWeaviateSettings()
+    versions = {}
+    try:
+        import neo4j
+
+        with neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password)) as d:
+            records, _, _ = d.execute_query("CALL dbms.components() YIELD versions, edition RETURN versions, edition")
+        versions["neo4j server"] = f"{records[0]['versions'][0]} {records[0]['edition']}"
+    except Exception as error:  # a version is informative: report the run without it
+        print(f"neo4j version: {error}", file=sys.stderr)
+    try:
+        url = f"http://{settings.weaviate_host}:{settings.weaviate_http_port}/v1/meta"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            versions["weaviate server"] = str(json.load(response)["version"])
+    except Exception as error:
+        print(f"weaviate version: {error}", file=sys.stderr)
+    return versions
 
 
-def _cells(r: Row) -> list[str]:
-    def seconds(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}"
-
-    rate = "-" if not r.load_s else f"{r.nodes / r.load_s:.0f}"
-    return [
-        r.backend,
-        str(r.nodes),
-        str(r.edges),
-        str(r.vectors),
-        seconds(r.embed_s),
-        seconds(r.load_s),
-        rate,
-        *(f"{value:.1f}" for value in (r.p50_ms, r.p95_ms, r.p99_ms, r.cpu_p50_ms, r.first_ms)),
-        *(f"{value:.1f}" for value in (r.p50_d2_ms, r.p95_d2_ms)),
-        f"{r.numpy_p50_ms:.2f}",
-        f"{r.ratio:.1f}",
-        r.round_trips,
-    ]
+def peer_available(options: argparse.Namespace) -> bool:
+    """Whether the peer runs: asked for, the server backend in the run, neo4j-graphrag installed."""
+    if not options.peer or SERVER not in options.backends:
+        return False
+    try:
+        import benchmarks.peer  # noqa: F401
+    except ImportError as error:
+        print(f"peer: skipped ({error}; make install-bench)", file=sys.stderr)
+        return False
+    return True
 
 
-def print_table(rows: list[Row]) -> None:
-    header = " ".join(f"{name:{align}}" for name, align in COLUMNS)
-    print(header)
-    print("-" * len(header))
-    for r in rows:
-        print(" ".join(f"{cell:{align}}" for cell, (_, align) in zip(_cells(r), COLUMNS, strict=True)))
-
-
-def split_table(rows: list[Row]) -> list[str]:
-    """The per-step split as markdown lines."""
-    steps = list(dict.fromkeys(step for r in rows for step in r.split_ms))
-    lines = ["| backend | nodes | " + " | ".join(steps) + " |", "|---|---:|" + "---:|" * len(steps)]
-    for r in rows:
-        cells = [f"{r.split_ms[step]:.2f}" if step in r.split_ms else "-" for step in steps]
-        lines.append(f"| {r.backend} | {r.nodes} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def machine() -> dict[str, Any]:
-    """What the numbers were measured on."""
-    from importlib.metadata import version
-
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "sqlite": sqlite3.sqlite_version,
-        "brain-graph": version("brain-graph"),
-    }
-
-
-def write_results(rows: list[Row], out: Path, args: argparse.Namespace) -> None:
-    """``search_latency.json`` (rows, machine, arguments) and ``search_latency.md`` (the table) in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"machine": machine(), "sizes": args.sizes, "backends": args.backends, "searches": args.searches}
-    data = {**meta, "topK": TOP_K, "rows": [{**vars(r), "ratio": r.ratio} for r in rows]}
-    (out / "search_latency.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    lines = [
-        "# Search latency",
-        "",
-        f"`python -m benchmarks.search_latency --sizes {' '.join(map(str, args.sizes))} "
-        f"--backends {' '.join(args.backends)} --searches {args.searches}`; "
-        + ", ".join(f"{key} {value}" for key, value in meta["machine"].items()),
-        "",
-        "Milliseconds per search through the compiled graph (query embedding included), topK 20; "
-        "`cpu ms`: p50 of the process CPU time per search (client side); `numpy`: p50 of a bare numpy scan of "
-        "the same vectors in the same run; `ratio`: p50 / numpy.",
-        "",
-        "| " + " | ".join(name for name, _ in COLUMNS) + " |",
-        "|" + "|".join("---" if align.startswith("<") or not align else "---:" for _, align in COLUMNS) + "|",
-        *("| " + " | ".join(_cells(r)) + " |" for r in rows),
-        "",
-        "p50 milliseconds per step at depth 1 (each step's own timing; `graph`: the rest of the run, LangGraph "
-        "and the step wrappers):",
-        "",
-        *split_table(rows),
-    ]
-    (out / "search_latency.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
-    parser.add_argument("--backends", nargs="+", default=["embedded", "neo4j-weaviate"])
-    parser.add_argument("--searches", type=int, default=50, help="searches per size and depth")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder of the JSON and markdown results")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--backends", nargs="+", choices=("embedded", SERVER), default=["embedded", SERVER])
+    parser.add_argument("--searches", type=int, default=50, help="searches per size and depth (at least 1)")
+    parser.add_argument("--concurrency", type=int, default=8, help="concurrent searches (threads) for throughput")
+    parser.add_argument("--no-peer", dest="peer", action="store_false", help="skip neo4j-graphrag's retriever")
+    parser.add_argument("--out", type=Path, default=None, help="folder of the JSON, markdown and PNG results")
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"quick check: --sizes 300 --searches 5, results in {SMOKE_RESULTS}"
+    )
     parser.add_argument(
         "--reuse-stores",
         type=Path,
         default=None,
-        help="keep the embedded stores in this folder and reuse them (embedding 100k nodes takes minutes)",
+        help="keep the embedded stores in this folder and reuse them (loading 100k nodes takes a minute or more)",
     )
     args = parser.parse_args(argv)
-    rows: list[Row] = []
+    if args.smoke:
+        args.sizes, args.searches = [300], 5
+    args.out = args.out or (SMOKE_RESULTS if args.smoke else RESULTS)
+    if args.searches < 1 or args.concurrency < 1:
+        parser.error("--searches and --concurrency must be at least 1")
     if args.reuse_stores is not None:
         args.reuse_stores = args.reuse_stores.expanduser()
         args.reuse_stores.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.peer = peer_available(args)
+    profiles = default_profiles()
+    rows: list[Row] = []
+    peers: list[PeerRow] = []
     with tempfile.TemporaryDirectory(prefix="brain-graph-bench-") as workdir:
+        if SERVER in args.backends and servers_configured():
+            warm_server(Path(workdir))
         for size in args.sizes:
+            prefix = "bench-" if args.reuse_stores is not None else f"bench{uuid.uuid4().hex[:6]}-"
+            data = prepare(size, args.searches, Path(workdir), prefix, profiles)
             for name in args.backends:
                 print(f"... {name}, {size} nodes", file=sys.stderr, flush=True)
                 try:
-                    rows.append(bench(name, size, args.searches, Path(workdir), args.reuse_stores))
+                    row, peer = bench(name, data, args, Path(workdir), profiles)
                 except BackendUnavailableError as error:
                     print(f"{name}: skipped ({error})", file=sys.stderr)
-    print_table(rows)
-    write_results(rows, args.out, args)
+                    continue
+                rows.append(row)
+                peers += [peer] if peer else []
+    print(text_table(rows))
+    if peers:
+        print("\n".join(["", *peer_table(rows, peers)]))
+    meta = {
+        "machine": machine(server_versions() if SERVER in args.backends else {}),
+        "arguments": {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()},
+        "topK": TOP_K,
+    }
+    command = " ".join(["python -m benchmarks.search_latency", *(sys.argv[1:] if argv is None else argv)])
+    for path in write_results(args.out, rows, peers, meta, command):
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -4,14 +4,23 @@ Each tenant gets projects with work items, docs, code files, signals, people and
 drawn from topic vocabularies so the lexical embedder finds real neighbours. About 15% of the
 nodes are secured with user or group ACLs. Edges: REFERENCES, DEPENDS_ON, IMPLEMENTED_BY, DOCUMENTS,
 HAS_SIGNAL, IN_CLUSTER and ASSIGNED_TO (the last is never traversed).
+
+Written as a dataset file (what ``brain-graph load`` reads), the same seed giving the same bytes::
+
+    python -m benchmarks.synthetic --nodes 10000 [--seed 7] [--tenants 2] [--tenant-prefix P] --out graph.json
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from brain_graph.dataset import Dataset
+from brain_graph.dataset import FORMAT_VERSION, Dataset
 
 TOPICS = {
     "auth": "token refresh session login oauth expiry credential rotation",
@@ -31,14 +40,17 @@ def _text(rng: random.Random, topic: str, words: int) -> str:
     return " ".join(rng.choice(vocabulary) for _ in range(words))
 
 
-def synthetic_dataset(nodes: int, *, tenants: int = 2, projects: int = 4, seed: int = 7) -> Dataset:
-    """About ``nodes`` nodes (10% of them clusters) and ~3 edges per node."""
+def synthetic_graph(
+    nodes: int, *, tenants: int = 2, projects: int = 4, seed: int = 7, tenant_prefix: str = ""
+) -> dict[str, Any]:
+    """The JSON value of a dataset of about ``nodes`` nodes (10% of them clusters) and ~3 edges per
+    node, in tenants ``<tenant_prefix>tenant0``, ``<tenant_prefix>tenant1``, ..."""
     rng = random.Random(seed)
     raw_nodes: list[dict[str, Any]] = []
     raw_edges: list[dict[str, Any]] = []
     per_tenant = max(10, nodes // tenants)
     for t in range(tenants):
-        tenant = f"tenant{t}"
+        tenant = f"{tenant_prefix}tenant{t}"
         by_type: dict[str, list[dict[str, Any]]] = {}
         clusters: list[dict[str, Any]] = []
         for i in range(per_tenant):
@@ -118,4 +130,42 @@ def synthetic_dataset(nodes: int, *, tenants: int = 2, projects: int = 4, seed: 
         for cluster in clusters:
             for member in rng.sample(members, min(len(members), rng.randint(2, 8))):
                 link("IN_CLUSTER", member, cluster)
-    return Dataset.model_validate({"description": f"synthetic {nodes} nodes", "nodes": raw_nodes, "edges": raw_edges})
+    return {
+        "formatVersion": FORMAT_VERSION,
+        "description": f"synthetic {nodes} nodes",
+        "nodes": raw_nodes,
+        "edges": raw_edges,
+    }
+
+
+def synthetic_dataset(nodes: int, *, tenants: int = 2, projects: int = 4, seed: int = 7) -> Dataset:
+    """:func:`synthetic_graph` as a validated :class:`~brain_graph.dataset.Dataset`."""
+    return Dataset.model_validate(synthetic_graph(nodes, tenants=tenants, projects=projects, seed=seed))
+
+
+def write_graph(path: Path, nodes: int, *, seed: int = 7, tenants: int = 2, tenant_prefix: str = "") -> Path:
+    """Write :func:`synthetic_graph` as a dataset file (compact JSON, deterministic for a seed)."""
+    graph = synthetic_graph(nodes, tenants=tenants, seed=seed, tenant_prefix=tenant_prefix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        json.dump(graph, out, separators=(",", ":"))
+        out.write("\n")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write a synthetic knowledge graph as a brain-graph dataset file.")
+    parser.add_argument("--nodes", type=int, required=True, help="about how many nodes (split over the tenants)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--tenants", type=int, default=2)
+    parser.add_argument("--tenant-prefix", default="", help="prefix of the tenant ids (tenant0, tenant1, ...)")
+    parser.add_argument("--out", type=Path, required=True, help="dataset file to write")
+    args = parser.parse_args(argv)
+    if args.nodes < 1 or args.tenants < 1:
+        parser.error("--nodes and --tenants must be at least 1")
+    write_graph(args.out, args.nodes, seed=args.seed, tenants=args.tenants, tenant_prefix=args.tenant_prefix)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

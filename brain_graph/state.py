@@ -61,20 +61,53 @@ class BrainSearchOutput(TypedDict):
     candidates: list[SearchCandidate]
 
 
+class LinkRow(TypedDict):
+    """A :class:`~brain_graph.stores.base.Link` in the state."""
+
+    frontierId: str
+    edgeType: str
+    neighborId: str
+    outgoing: bool
+
+
+class MembershipRow(TypedDict):
+    """A :class:`~brain_graph.stores.base.ClusterMembership` in the state (``cluster`` None: its
+    metadata is in ``nodeRecords``)."""
+
+    memberId: str
+    clusterId: str
+    clusterSize: int
+    cluster: NodeMeta | None
+
+
+class PassageTexts(TypedDict):
+    """The text fields of the visible nodes among ``nodeIds`` (the candidates passages are made of)."""
+
+    nodeIds: list[str]
+    texts: dict[str, dict[str, str]]
+
+
 class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     """Input, output and the intermediate keys, each written by one node and never reshaped.
 
     ``embed`` writes ``request`` (the validated request, defaults applied) and ``queryVectors``
-    (embedder id -> vector); ``retrieve`` writes ``hits`` and ``nodeRecords`` (metadata of the nodes
-    read so far, by id); ``expand`` ``graphNodes``, ``graphEdges``, more ``nodeRecords`` and
-    ``candidates`` (hits and expanded nodes ranked by :mod:`brain_graph.ranking`);
+    (embedder id -> vector); ``retrieve`` writes ``hits``, ``nodeRecords`` (metadata of the nodes
+    read so far, by id) and ``seedLinks`` (the first hop's links of the hits, read with them; None
+    without expansion); ``expand`` ``graphNodes``, ``graphEdges``, more ``nodeRecords``,
+    ``candidates`` (hits and expanded nodes ranked by :mod:`brain_graph.ranking`), and what the next
+    steps need, read in the same round trip as its last graph read: ``clusterMemberships`` (of the
+    hits; None when episodes are off) and ``passageTexts`` (of the candidates passages are made of);
     ``score_episodes`` ``episodes`` and ``episodeLabels``; ``assemble_passages`` ``passages``;
-    ``build_pack`` ``promptPack``.
+    ``build_pack`` ``promptPack``. A step that finds no ``seedLinks``, ``clusterMemberships`` or
+    ``passageTexts`` for its request reads them itself.
     """
 
     request: SearchRequest
     queryVectors: dict[str, list[float]]
     nodeRecords: dict[str, NodeMeta]
+    seedLinks: list[LinkRow] | None
+    clusterMemberships: list[MembershipRow] | None
+    passageTexts: PassageTexts | None
     episodeLabels: dict[str, str]
 
 

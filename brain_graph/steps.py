@@ -121,7 +121,8 @@ def _describe_input(state: Mapping[str, Any], deps: StepDeps) -> str:
 
 
 def _counts(update: Mapping[str, Any]) -> dict[str, int]:
-    """Sizes of what a step wrote: lengths of lists and maps, citations and characters of the pack."""
+    """Sizes of what a step wrote: lengths of lists and maps, the texts read for passages, citations and
+    characters of the pack."""
     counts: dict[str, int] = {}
     for key, value in update.items():
         if key == "request":
@@ -129,6 +130,8 @@ def _counts(update: Mapping[str, Any]) -> dict[str, int]:
         if key == "promptPack":
             counts["citations"] = len(value["citations"])
             counts["contextChars"] = len(value["contextMarkdown"])
+        elif key == "passageTexts" and value is not None:
+            counts[key] = len(value["texts"])
         elif isinstance(value, list | dict):
             counts[key] = len(value)
     return counts

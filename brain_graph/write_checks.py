@@ -14,7 +14,9 @@ every url of a hit, passage or citation is a link a UI may render), and an ``acl
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,10 +36,15 @@ MAX_FLOAT32 = 3.4028234663852886e38  # vectors are stored as float32 on every ba
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1  # JSON integers every backend and JSON encoder (orjson) can hold
 MAX_URL_CHARS = 2_048
 URL_SCHEMES = frozenset({"http", "https"})
+# An absolute http(s) URL whose host is ASCII letters, digits, dots and hyphens, without user info or
+# port: urlsplit reads it as scheme http(s), that host (non-empty) and no port, so it needs no split.
+_SIMPLE_URL = re.compile(r"(?i:https?)://[A-Za-z0-9.\-]+(?:[/?#].*)?", re.DOTALL)
 
 
 def _string_problem(value: str) -> str | None:
     """A string no backend can store: one holding a lone surrogate (not encodable as UTF-8)."""
+    if value.isascii():  # O(1) in CPython: most strings are decided without encoding them
+        return None
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -49,14 +56,14 @@ def _json_problem(value: Any, depth: int = 0) -> str | None:
     """Why a property value is not plain, finite, storable JSON."""
     if depth > MAX_JSON_DEPTH:
         return f"is nested deeper than {MAX_JSON_DEPTH} levels"
+    if isinstance(value, str):  # the common case first
+        return _string_problem(value)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
         return None if MIN_INT64 <= value <= MAX_INT64 else "holds an integer outside the signed 64-bit range"
     if isinstance(value, float):
         return None if math.isfinite(value) else f"holds a non-finite number ({value})"
-    if isinstance(value, str):
-        return _string_problem(value)
     if isinstance(value, list | tuple):
         return next((p for item in value if (p := _json_problem(item, depth + 1)) is not None), None)
     if isinstance(value, Mapping):
@@ -70,7 +77,18 @@ def _json_problem(value: Any, depth: int = 0) -> str | None:
     return f"holds a {type(value).__name__}, which is not JSON"
 
 
+def _plain(value: str) -> bool:
+    """Whether ``value`` holds no character of the Unicode categories "Other" (control, format,
+    surrogate: so no lone surrogate either) or "Separator" but the ASCII space (``str.isprintable``,
+    one pass in C): then it passes :func:`~brain_graph.security.text_problem` and
+    :func:`_string_problem`, and its only white space is U+0020 (every other white space character
+    is of those categories)."""
+    return value.isprintable()
+
+
 def _identifier(value: str, max_chars: int) -> str | None:
+    if _plain(value) and 0 < len(value) <= max_chars and value[0] != " " and value[-1] != " ":
+        return None  # the common case, in C: no other check can fail
     return _string_problem(value) or identifier_problem(value, max_chars)
 
 
@@ -81,7 +99,7 @@ def _node_id(value: str) -> str | None:
     problem = _identifier(value, MAX_NODE_ID_CHARS)
     if problem is not None:
         return problem
-    other = next((char for char in value if char.isspace() and char != " "), None)
+    other = None if _plain(value) else next((char for char in value if char.isspace() and char != " "), None)
     if other is not None:
         return f"must not contain white space other than single spaces (found U+{ord(other):04X})"
     return "must not contain runs of spaces" if "  " in value else None
@@ -90,6 +108,8 @@ def _node_id(value: str) -> str | None:
 def _url_problem(url: str) -> str | None:
     """Why ``url`` is not an absolute ``http(s)`` URL with a host, without white space or control
     characters, of at most :data:`MAX_URL_CHARS` characters."""
+    if _plain(url) and " " not in url and len(url) <= MAX_URL_CHARS:  # the common case
+        return None if _SIMPLE_URL.fullmatch(url) else _url_parts_problem(url)
     problem = _string_problem(url)
     if problem is not None:
         return problem
@@ -101,6 +121,11 @@ def _url_problem(url: str) -> str | None:
     problem = text_problem(url)
     if problem is not None:
         return problem
+    return _url_parts_problem(url)
+
+
+def _url_parts_problem(url: str) -> str | None:
+    """Why ``url`` does not split into an ``http(s)`` scheme, a host and a valid port, if it does not."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - a port that is not a number in 0..65535 raises
@@ -141,11 +166,20 @@ def _node_problem(node: NodeRecord) -> str | None:
     return _first_problem(checks) or _acl_problem(node.acl, node.secured)
 
 
-def _edge_problem(edge: EdgeRecord) -> str | None:
+@lru_cache(maxsize=1024)
+def _edge_type_problem(edge_type: str) -> str | None:
+    """Why an edge type is refused (cached: a load has a handful of types, each on many edges)."""
     try:
-        check_edge_type(edge.edge_type)
+        check_edge_type(edge_type)
     except ConfigurationError as error:
         return f"edgeType: {error}"
+    return None
+
+
+def _edge_problem(edge: EdgeRecord) -> str | None:
+    problem = _edge_type_problem(edge.edge_type)
+    if problem is not None:
+        return problem
     for field, value in (("fromNodeId", edge.from_node_id), ("toNodeId", edge.to_node_id)):
         problem = _node_id(value)
         if problem is not None:
@@ -168,10 +202,17 @@ def _vector_problem(vector: VectorRecord, dimensions: Mapping[str, int]) -> str 
         return problem
     if len(vector.vector) != expected:
         return f"has dimension {len(vector.vector)}, profile {vector.profile_id} has {expected}"
-    values = _float_values(vector.vector)
-    if not (np.isfinite(values).all() and (np.abs(values) <= MAX_FLOAT32).all()):
+    if not _finite_float32(vector.vector):
         return "holds a value that is not a finite float32"
     return None
+
+
+def _finite_float32(vector: VectorValues) -> bool:
+    """Whether every value is a finite float32 (a float32 numpy row: finite is enough)."""
+    if isinstance(vector, np.ndarray) and vector.dtype == np.float32:
+        return bool(np.isfinite(vector).all())
+    values = _float_values(vector)
+    return bool(np.isfinite(values).all() and (np.abs(values) <= MAX_FLOAT32).all())
 
 
 def _float_values(vector: VectorValues) -> npt.NDArray[np.float64]:

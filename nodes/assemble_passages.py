@@ -148,7 +148,13 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
         return {"passages": []}
     scope = deps.scope(state["request"])
     records = state["nodeRecords"]
-    texts = deps.services.backend.passage_source.get_texts([c["nodeId"] for c in ranked], scope=scope)
+    ids = [c["nodeId"] for c in ranked]
+    read = state.get("passageTexts")  # read by ``expand`` for these candidates (unless the state was built otherwise)
+    texts: Mapping[str, Mapping[str, str]] | None = None
+    if read is not None and read["nodeIds"] == ids:
+        texts = read["texts"]
+    if texts is None:
+        texts = deps.services.backend.passage_source.get_texts(ids, scope=scope)
     passages: list[RagPassage] = []
     remaining = limits.passage_budget_chars
     for item in ranked:

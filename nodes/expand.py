@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from brain_graph.ranking import SupportTable, adjusted_score, best_via, rank_key
-from brain_graph.state import BrainSearchState
+from brain_graph.ranking import SupportTable, adjusted_score, best_via, pack_size, rank_key
+from brain_graph.services import SearchLimits
+from brain_graph.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts
 from brain_graph.steps import StepDeps
-from brain_graph.stores.base import Link, VectorHit
-from brain_graph.wire import GraphEdge, GraphNode, NodeMeta, SearchCandidate
+from brain_graph.stores.base import ClusterMembership, ContextRequest, Link, VectorHit
+from brain_graph.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate, SearchRequest
 
-from .retrieve import merge_hits, node_meta, profile_queries
+from .retrieve import expansion_types, merge_hits, node_meta, profile_queries
 
 
 class ExpandUpdate(TypedDict):
@@ -18,6 +19,8 @@ class ExpandUpdate(TypedDict):
     graphEdges: list[GraphEdge]
     nodeRecords: dict[str, NodeMeta]
     candidates: list[SearchCandidate]
+    clusterMemberships: list[MembershipRow] | None
+    passageTexts: PassageTexts
 
 
 def graph_node(node_id: str, meta: NodeMeta) -> GraphNode:
@@ -76,24 +79,55 @@ def choose_new(
     return sorted(chosen, key=keys.__getitem__)[:room]
 
 
-def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
-    """Write ``graphNodes``, ``graphEdges``, ``candidates``, and add the expanded nodes to ``nodeRecords``.
+def passage_count(request: SearchRequest, limits: SearchLimits) -> int:
+    """How many candidates ``assemble_passages`` makes passages of (their texts are read here)."""
+    return min(limits.max_passages, pack_size(request["options"]["topK"], limits.max_citations))
 
-    Each hop makes one ``links`` call for its whole frontier (the hits, then the nodes the previous
-    hop admitted; hubs, above ``scoring.hub_degree`` neighbours, are not expanded through) and one
+
+def seed_links(rows: list[LinkRow], frontier: list[str]) -> list[Link]:
+    """The links ``retrieve`` read for the hits, of the frontier's nodes (still sorted)."""
+    ids = set(frontier)
+    return [
+        Link(row["frontierId"], row["edgeType"], row["neighborId"], row["outgoing"])
+        for row in rows
+        if row["frontierId"] in ids
+    ]
+
+
+def membership_row(membership: ClusterMembership) -> MembershipRow:
+    """A cluster membership as the state holds it."""
+    cluster = membership.cluster
+    return MembershipRow(
+        memberId=membership.member_id,
+        clusterId=membership.cluster_id,
+        clusterSize=membership.cluster_size,
+        cluster=node_meta(cluster) if cluster is not None else None,
+    )
+
+
+def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
+    """Write ``graphNodes``, ``graphEdges``, ``candidates``, add the expanded nodes to ``nodeRecords``,
+    and write ``clusterMemberships`` and ``passageTexts`` for the next steps.
+
+    The first hop starts from the links ``retrieve`` read with the hits (``seedLinks``); each further
+    hop makes one ``links`` call for its whole frontier (the nodes the previous hop admitted; hubs,
+    above ``scoring.hub_degree`` neighbours, are not expanded through). Each hop makes one
     ``similarity`` call for the new neighbours' vector scores (at most :data:`MAX_SCORED_PER_HOP`).
     Each frontier node admits at most ``scoring.neighbors_per_node`` new nodes, its best by score so
-    far, and all admitted nodes, hits first, number at most ``maxNodes``. Then one metadata read of
-    the nodes new to this search and one edge fetch for the admitted set. Tenant and ACL are
-    enforced by the store. ``candidates`` are the admitted nodes ranked by :mod:`brain_graph.ranking`.
+    far, and all admitted nodes, hits first, number at most ``maxNodes``. Then ONE
+    :meth:`~brain_graph.stores.base.SearchReads.context` read: the metadata of the nodes new to this
+    search, the edges among the admitted set, the hits' cluster memberships (when episodes are on) and
+    the texts of the candidates passages are made of (ranks do not depend on metadata, so they are
+    known before it). Tenant and ACL are enforced by the store. ``candidates`` are the admitted nodes
+    ranked by :mod:`brain_graph.ranking`.
     """
     request = state["request"]
     options = request["options"]
     scope = deps.scope(request)
     backend = deps.services.backend
-    graph = backend.graph_store
+    reads = backend.search_reads
     scoring = deps.services.scoring
-    edge_types = deps.services.edges.expansion_types(options["includeSignals"], options["includeClusters"])
+    edge_types = expansion_types(request, deps)
 
     hits = state["hits"][: options["maxNodes"]]
     scores = {hit["nodeId"]: VectorHit(hit["nodeId"], hit["profileId"], hit["score"]) for hit in hits}
@@ -101,25 +135,43 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     admitted = [hit["nodeId"] for hit in hits]
     frontier = list(admitted)
     queries = profile_queries(request, state["queryVectors"], deps)
-    for _hop in range(options["expandDepth"]):
+    first = state.get("seedLinks")
+    for hop in range(options["expandDepth"]):
         if not frontier or not edge_types:
             break
-        links = graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree).links
+        if hop == 0 and first is not None:
+            links = seed_links(first, frontier)
+        else:
+            graph = backend.graph_store
+            links = graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree).links
         table.add_hop(links)
         room = options["maxNodes"] - len(admitted)
         new_ids = reached_first(links, frontier, set(admitted))
         if room <= 0 or not new_ids:
             break
-        scores.update(best_scores(backend.vector_index.similarity(queries, new_ids, scope=scope)))
+        scores.update(best_scores(reads.similarity(queries, new_ids, scope=scope)))
         in_reach = set(new_ids)
         considered = [link for link in links if link.neighbor_id in in_reach]
         frontier = choose_new(considered, set(admitted), table, scores, scoring.neighbors_per_node, room)
         admitted.extend(frontier)
 
     records = dict(state["nodeRecords"])
-    new_records = [node_id for node_id in admitted if node_id not in records]
-    if new_records:
-        records.update({node.node_id: node_meta(node) for node in graph.get_nodes(new_records, scope=scope)})
+    breakdowns = {node_id: table.breakdown(node_id, vector_score(scores, node_id)) for node_id in admitted}
+    ranked = sorted(admitted, key=lambda i: rank_key(adjusted_score(breakdowns[i]), vector_score(scores, i), i))
+    episodes = bool(options["includeEpisodes"] and options["maxEpisodes"] > 0 and state["hits"])
+    context = reads.context(
+        ContextRequest(
+            known=[node_id for node_id in admitted if node_id in records],
+            new=[node_id for node_id in admitted if node_id not in records],
+            records=list(records),
+            edge_types=edge_types,
+            members=[hit["nodeId"] for hit in state["hits"]] if episodes else [],
+            ranked=ranked,
+            passages=passage_count(request, deps.services.limits),
+        ),
+        scope=scope,
+    )
+    records.update({node.node_id: node_meta(node) for node in context.nodes})
     visible = [node_id for node_id in admitted if node_id in records]
     edges = [
         GraphEdge(
@@ -128,26 +180,36 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
             toNodeId=edge.to_node_id,
             properties=dict(sorted(edge.properties.items())),
         )
-        for edge in graph.edges_among(visible, scope=scope, edge_types=edge_types)
+        for edge in context.edges
     ]
     hit_ids = {hit["nodeId"] for hit in hits}
-    candidates = [candidate(node_id, records[node_id], node_id in hit_ids, scores, table) for node_id in visible]
-    candidates.sort(key=lambda c: rank_key(c["adjustedScore"], c["vectorScore"], c["nodeId"]))
+    candidates = [
+        candidate(node_id, records[node_id], node_id in hit_ids, scores.get(node_id), breakdowns[node_id])
+        for node_id in ranked
+        if node_id in records
+    ]
     return {
         "graphNodes": [graph_node(node_id, records[node_id]) for node_id in visible],
         "graphEdges": edges,
         "nodeRecords": records,
         "candidates": candidates,
+        "clusterMemberships": [membership_row(m) for m in context.memberships] if episodes else None,
+        "passageTexts": PassageTexts(
+            nodeIds=context.cited, texts={node_id: dict(text) for node_id, text in context.texts.items()}
+        ),
     }
 
 
+def vector_score(scores: dict[str, VectorHit], node_id: str) -> float | None:
+    """A node's vector score (None: it has no vector in the searched profiles)."""
+    hit = scores.get(node_id)
+    return hit.score if hit is not None else None
+
+
 def candidate(
-    node_id: str, meta: NodeMeta, is_hit: bool, scores: dict[str, VectorHit], table: SupportTable
+    node_id: str, meta: NodeMeta, is_hit: bool, hit: VectorHit | None, breakdown: ScoringBreakdown
 ) -> SearchCandidate:
     """A node with its scores and how it was reached."""
-    hit = scores.get(node_id)
-    vector = hit.score if hit is not None else None
-    breakdown = table.breakdown(node_id, vector)
     support = breakdown["support"]
     return SearchCandidate(
         nodeId=node_id,
@@ -155,7 +217,7 @@ def candidate(
         title=meta["title"],
         url=meta["url"],
         profileId=hit.profile_id if hit is not None else None,
-        vectorScore=vector,
+        vectorScore=hit.score if hit is not None else None,
         adjustedScore=adjusted_score(breakdown),
         reachedBy="vector" if is_hit else "graph",
         hops=0 if is_hit or not support else support[0]["hops"],  # the hops of ``via``, its strongest path

@@ -1,31 +1,25 @@
-"""Step 2: vector retrieval across the selected profiles, in one vector-index call, and one batched
-read of the hit nodes' metadata."""
+"""Step 2: vector retrieval across the selected profiles, with the hit nodes' metadata and, when the
+search expands, the first hop's links of the hits, in one combined read
+(:meth:`~brain_graph.stores.base.SearchReads.seeds`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TypedDict
 
-from brain_graph.state import BrainSearchState
+from brain_graph.state import BrainSearchState, LinkRow
 from brain_graph.steps import StepDeps
-from brain_graph.stores.base import NodeRecord, VectorHit, VectorQuery
+from brain_graph.stores.base import Link, NodeRecord, VectorQuery
+from brain_graph.stores.base import best_hits as merge_hits
 from brain_graph.wire import NodeMeta, SearchHit, SearchRequest
+
+__all__ = ["expansion_types", "link_row", "merge_hits", "node_meta", "profile_queries", "retrieve"]
 
 
 class RetrieveUpdate(TypedDict):
     hits: list[SearchHit]
     nodeRecords: dict[str, NodeMeta]
-
-
-def merge_hits(raw: list[VectorHit], top_k: int) -> list[VectorHit]:
-    """One hit per node (its best profile: score, then profile id), the best ``top_k`` ordered by
-    score descending, then node id."""
-    best: dict[str, VectorHit] = {}
-    for hit in raw:
-        current = best.get(hit.node_id)
-        if current is None or (-hit.score, hit.profile_id) < (-current.score, current.profile_id):
-            best[hit.node_id] = hit
-    return sorted(best.values(), key=lambda hit: (-hit.score, hit.node_id))[:top_k]
+    seedLinks: list[LinkRow] | None
 
 
 def node_meta(node: NodeRecord) -> NodeMeta:
@@ -48,21 +42,35 @@ def profile_queries(
     return [VectorQuery(p.profile_id, query_vectors[p.embedder_id], registry.embedder_name(p)) for p in profiles]
 
 
+def expansion_types(request: SearchRequest, deps: StepDeps) -> list[str]:
+    """The edge types the search expands over and lists among its nodes."""
+    options = request["options"]
+    return list(deps.services.edges.expansion_types(options["includeSignals"], options["includeClusters"]))
+
+
+def link_row(link: Link) -> LinkRow:
+    """A link as the state holds it."""
+    return LinkRow(
+        frontierId=link.frontier_id, edgeType=link.edge_type, neighborId=link.neighbor_id, outgoing=link.outgoing
+    )
+
+
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     """Write ``hits``: nodes of the tenant (and project) most similar to the query, with type, title and
-    url; and ``nodeRecords`` for them. A vector whose node is gone or not visible is dropped."""
+    url; ``nodeRecords`` for them; and ``seedLinks``, the links ``expand`` starts from. A vector whose
+    node is gone or not visible is dropped."""
     request = state["request"]
     scope = deps.scope(request)
     registry = deps.services.profiles
-    queries = profile_queries(request, state["queryVectors"], deps)
-    top_k = request["options"]["topK"]
-    backend = deps.services.backend
-    raw = backend.vector_index.query(queries, scope=scope, project_key=request["filter"]["projectKey"], top_k=top_k)
-    ranked = merge_hits(raw, top_k)
-    records = {
-        node.node_id: node_meta(node)
-        for node in backend.graph_store.get_nodes([h.node_id for h in ranked], scope=scope)
-    }
+    seeds = deps.services.backend.search_reads.seeds(
+        profile_queries(request, state["queryVectors"], deps),
+        scope=scope,
+        project_key=request["filter"]["projectKey"],
+        top_k=request["options"]["topK"],
+        link_types=expansion_types(request, deps) if request["options"]["expandDepth"] > 0 else [],
+        max_degree=deps.services.scoring.hub_degree,
+    )
+    records = {hit.node_id: node_meta(seeds.nodes[hit.node_id]) for hit in seeds.hits}
     hits = [
         SearchHit(
             nodeId=hit.node_id,
@@ -73,7 +81,7 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
             title=records[hit.node_id]["title"],
             url=records[hit.node_id]["url"],
         )
-        for hit in ranked
-        if hit.node_id in records
+        for hit in seeds.hits
     ]
-    return {"hits": hits, "nodeRecords": {hit["nodeId"]: records[hit["nodeId"]] for hit in hits}}
+    links = None if seeds.links is None else [link_row(link) for link in seeds.links]
+    return {"hits": hits, "nodeRecords": records, "seedLinks": links}

@@ -10,7 +10,7 @@ from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.wire import NodeMeta, SearchEpisode
 
-from .retrieve import node_meta
+from .expand import membership_row
 
 
 class EpisodesUpdate(TypedDict):
@@ -25,9 +25,9 @@ def score_episodes(state: BrainSearchState, deps: StepDeps) -> EpisodesUpdate:
     """Write ``episodes`` and ``episodeLabels`` (cluster id -> title, for the pack).
 
     Episodes are the top ``maxEpisodes`` clusters reachable via IN_CLUSTER from the hits, ordered by
-    score descending then cluster id; members are the hits in the cluster, best first. One
-    cluster-membership call, whatever the number of hits; the records of clusters already read by
-    ``expand`` are not read again.
+    score descending then cluster id; members are the hits in the cluster, best first. The
+    memberships are those ``expand`` read (``clusterMemberships``), else one cluster-membership call,
+    whatever the number of hits; the records of clusters already read by ``expand`` are not read again.
     """
     request = state["request"]
     options = request["options"]
@@ -37,19 +37,22 @@ def score_episodes(state: BrainSearchState, deps: StepDeps) -> EpisodesUpdate:
     rank = {hit["nodeId"]: index for index, hit in enumerate(hits)}
     score = {hit["nodeId"]: hit["score"] for hit in hits}
     known = state.get("nodeRecords", {})
-    memberships = deps.services.backend.graph_store.cluster_memberships(
-        list(rank), scope=deps.scope(request), known=list(known)
-    )
+    memberships = state.get("clusterMemberships")
+    if memberships is None:
+        read = deps.services.backend.graph_store.cluster_memberships(
+            list(rank), scope=deps.scope(request), known=list(known)
+        )
+        memberships = [membership_row(membership) for membership in read]
 
     clusters: dict[str, tuple[NodeMeta, int, list[str]]] = {}
     for membership in memberships:
-        if membership.member_id not in rank:
+        if membership["memberId"] not in rank:
             continue
-        cluster_id = membership.cluster_id
+        cluster_id = membership["clusterId"]
         if cluster_id not in clusters:
-            meta = node_meta(membership.cluster) if membership.cluster is not None else known[cluster_id]
-            clusters[cluster_id] = (meta, membership.cluster_size, [])
-        clusters[cluster_id][2].append(membership.member_id)
+            meta = membership["cluster"] if membership["cluster"] is not None else known[cluster_id]
+            clusters[cluster_id] = (meta, membership["clusterSize"], [])
+        clusters[cluster_id][2].append(membership["memberId"])
     episodes = []
     for cluster_id, (meta, size, members) in clusters.items():
         members.sort(key=rank.__getitem__)

@@ -77,8 +77,11 @@ def embed_texts(embedder: Embeddings, texts: Sequence[str], *, dimension: int, p
     if not texts:
         return EmbeddedTexts([])
     outcome = EmbeddedTexts([None] * len(texts), truncated=_count_truncated(embedder, texts))
+    suspects: Sequence[int] = range(len(texts))  # the rows that may hold a value that is not finite
     try:
-        outcome.rows = list(_checked(_as_rows(embedder, texts), len(texts), dimension, profile_id))
+        rows = _checked(_as_rows(embedder, texts), len(texts), dimension, profile_id)
+        outcome.rows = list(rows)
+        suspects = np.flatnonzero(~np.isfinite(rows).all(axis=1)).tolist()  # one pass over the batch
     except BrainGraphError:
         raise
     except Exception:  # retried text by text: only the texts that fail alone stay without a vector
@@ -90,7 +93,8 @@ def embed_texts(embedder: Embeddings, texts: Sequence[str], *, dimension: int, p
             outcome.rows[index] = row
             if problem is not None:
                 outcome.errors.append(problem)
-    for index, row in enumerate(outcome.rows):
+    for index in suspects:
+        row = outcome.rows[index]
         if row is not None and not np.isfinite(row).all():
             outcome.rows[index] = None
             outcome.errors.append("the embedder returned a value that is not finite")

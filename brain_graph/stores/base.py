@@ -4,7 +4,10 @@ Every read takes many ids at once and an :class:`~brain_graph.security.AccessSco
 each method at most once per pipeline step (once per hop for expansion), never once per hit, and
 reads each record once: node metadata (:meth:`GraphStore.get_nodes`), passage texts
 (:meth:`PassageSource.get_texts`) and cluster records (:meth:`GraphStore.cluster_memberships`, which
-skips the clusters the caller already read) are separate reads. Backends must return exactly what is
+skips the clusters the caller already read) are separate reads. A search goes through
+:class:`SearchReads`, which combines them (the vector search with the hits' metadata and first
+hop; what the steps after the expansion need, in one read) so a server backend answers in few
+round trips. Backends must return exactly what is
 visible in the scope (tenant and ACL, :mod:`brain_graph.stores.access`), in the documented order.
 """
 
@@ -292,6 +295,97 @@ class GraphStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Seeds:
+    """What :meth:`SearchReads.seeds` read: ``hits``, one per node (its best profile), the best
+    ``top_k`` of the nodes visible in the scope, ordered by score descending then node id; ``nodes``,
+    the metadata of those nodes by id; ``links``, the links of the hits (as :meth:`GraphStore.links`
+    gives them, sorted) when asked for, else None."""
+
+    hits: list[VectorHit]
+    nodes: dict[str, NodeRecord]
+    links: list[Link] | None
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What :meth:`SearchReads.context` reads once a search's expansion is done.
+
+    ``known``: admitted nodes whose metadata was read (visible); ``new``: admitted nodes whose metadata
+    is still to be read. ``records``: every id whose metadata the search read (their cluster records
+    are not read again). ``edge_types``: the edges read among the visible admitted nodes. ``members``:
+    the nodes whose clusters are read (none: no cluster read). ``ranked``: the admitted nodes in rank
+    order; the texts of its first ``passages`` visible nodes are read."""
+
+    known: Sequence[str]
+    new: Sequence[str]
+    records: Sequence[str]
+    edge_types: Sequence[str]
+    members: Sequence[str]
+    ranked: Sequence[str]
+    passages: int
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What :meth:`SearchReads.context` read: ``nodes``, the metadata of the visible ``new`` nodes (any
+    order); ``edges``, as :meth:`GraphStore.edges_among` gives them for ``known`` plus the visible
+    ``new`` nodes; ``memberships``, as :meth:`GraphStore.cluster_memberships` gives them for
+    ``members`` (``known``: ``records`` plus the visible ``new`` nodes); ``cited``, the first
+    ``passages`` nodes of ``ranked`` among ``known`` and the visible ``new`` nodes, in rank order; and
+    ``texts``, as :meth:`PassageSource.get_texts` gives them for ``cited``."""
+
+    nodes: list[NodeRecord]
+    edges: list[EdgeRecord]
+    memberships: list[ClusterMembership]
+    cited: list[str]
+    texts: dict[str, Mapping[str, str]]
+
+
+def best_hits(raw: Sequence[VectorHit], top_k: int) -> list[VectorHit]:
+    """One hit per node (its best profile: score, then profile id), the best ``top_k`` ordered by score
+    descending, then node id."""
+    best: dict[str, VectorHit] = {}
+    for hit in raw:
+        current = best.get(hit.node_id)
+        if current is None or (-hit.score, hit.profile_id) < (-current.score, current.profile_id):
+            best[hit.node_id] = hit
+    return sorted(best.values(), key=lambda hit: (-hit.score, hit.node_id))[:top_k]
+
+
+@runtime_checkable
+class SearchReads(Protocol):
+    """The reads of one search, combined so that a backend can answer several pipeline steps' needs
+    in one round trip. Each method returns exactly what the composition of the single reads it
+    documents returns (:class:`~brain_graph.stores.search_reads.ComposedSearchReads` is that
+    composition)."""
+
+    def seeds(
+        self,
+        queries: Sequence[VectorQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        link_types: Sequence[str],
+        max_degree: int,
+    ) -> Seeds:
+        """:meth:`VectorIndex.query`, :func:`best_hits`, :meth:`GraphStore.get_nodes` of those hits
+        (the invisible dropped), then, when ``link_types`` is not empty, :meth:`GraphStore.links` of
+        the visible hits over ``link_types`` with ``max_degree``."""
+        ...
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        """:meth:`VectorIndex.similarity`, in a search after :meth:`seeds`."""
+        ...
+
+    def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
+        """The reads of a search after its expansion (see :class:`ContextRequest`)."""
+        ...
+
+
 @runtime_checkable
 class PassageSource(Protocol):
     """Text of the nodes that passages are built from."""
@@ -384,6 +478,11 @@ class StorageBackend(Protocol):
     @property
     def passage_source(self) -> PassageSource:
         """Where passage texts come from."""
+        ...
+
+    @property
+    def search_reads(self) -> SearchReads:
+        """The combined reads of a search (the pipeline's steps use these)."""
         ...
 
     @property

@@ -8,8 +8,11 @@ as :class:`~brain_graph.errors.BackendUnavailableError` naming ``neo4j`` or ``we
 Generations
     A tenant's data is one *generation*: its nodes in Neo4j carry ``generation``, its vectors live in
     the Weaviate tenant ``tenant_name(tenant, generation)``, and the pointer
-    ``(:BrainTenant {tenantId, generation})`` names the generation searches see. A search reads the
-    pointer first, then queries that Weaviate tenant; every Neo4j read joins the pointer itself.
+    ``(:BrainTenant {tenantId, generation})`` names the generation searches see. A search queries the
+    Weaviate tenant of the generation this process last saw for the tenant, and its first Neo4j
+    statement checks that against the pointer (redoing the search once when it is stale), so a search
+    that starts after a load, apply or drop returned sees only its result; every Neo4j read joins the
+    pointer itself. A search that runs while a load flips may combine two generations.
 
 Loading (:meth:`Neo4jWeaviateBackend.load`)
     1. :func:`~brain_graph.write_checks.check_load` and the embedder-identity rule
@@ -64,20 +67,28 @@ id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``v
 ``1`` (the generation) + Weaviate one request per 5,000 objects (cursor) or per 10,000 given ids;
 ``recorded_profiles`` one Weaviate request.
 
-Round trips of one search (warm profile cache; ``P`` queried profiles, expansion depth ``D``, hits
-found, no early stop of the expansion): Neo4j ``1`` (the tenant's generation), then Weaviate ``P``
-(concurrent), then Neo4j ``1`` (hit metadata), then per hop Neo4j ``1`` (the frontier's links) and, for
-the new nodes' similarity, Neo4j ``1`` (the generation) + Weaviate ``P`` (concurrent), then Neo4j ``1``
-(metadata of the nodes the expansion added, when it added any) + ``1`` (edges among the admitted nodes)
-+ ``1`` (cluster memberships, when on; clusters already read are not read again) + ``1`` (passage
-texts). None of it depends on ``topK`` or on the number of hits. Per method:
-:meth:`~CurrentGenerationIndex.query` and :meth:`~CurrentGenerationIndex.similarity` take Neo4j ``1``
-(the generation) then Weaviate ``P`` (concurrent; the pipeline scores at most 10,000 ids per hop, one
-request per profile), nothing without queries or ids; every
+Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion
+depth ``D``, hits found, no early stop of the expansion), through :class:`~brain_graph.stores.base.SearchReads`
+(:mod:`brain_graph.stores.neo4j_weaviate_reads`): Weaviate ``P`` (the searches, concurrent), then
+Neo4j ``1`` (:data:`~brain_graph.stores.neo4j.cypher.SEEDS`: the generation check, the hits' metadata
+and the first hop's links), then per hop Weaviate ``P`` (the new nodes' similarity, concurrent) and,
+for each hop after the first, Neo4j ``1`` (the frontier's links), then Neo4j ``1``
+(:data:`~brain_graph.stores.neo4j.cypher.CONTEXT`: metadata of the nodes the expansion added, edges
+among the admitted nodes, cluster memberships, passage texts). So Neo4j ``D + 1`` (``2`` at depth 0)
+and Weaviate ``P (1 + D)`` requests in ``1 + D`` concurrent rounds: at depth 1 with two profiles 2
+statements and 4 requests (before: 8 and 4). A hop needs its Weaviate round because the nodes it
+reaches are not search hits: their similarity decides which of them the hop admits. None of it
+depends on ``topK`` or on the number of hits. The first search of a tenant in a process reads its
+generation first (Neo4j ``1`` more); a search whose cached generation is stale (the first after a
+load, apply or drop) takes Weaviate ``P`` + Neo4j ``1`` more (see the guarantee in
+:mod:`brain_graph.stores.neo4j_weaviate_reads`). Neo4j statements run on
+a per-thread READ session (:mod:`brain_graph.stores.neo4j.client`).
+Single reads: :meth:`~CurrentGenerationIndex.query` and :meth:`~CurrentGenerationIndex.similarity`
+take Neo4j ``1`` (the generation) then Weaviate ``P`` (concurrent; the pipeline scores at most 10,000
+ids per hop, one request per profile), nothing without queries or ids; every
 :class:`~brain_graph.stores.neo4j.graph.Neo4jGraphStore` read, ``links`` included (degrees and links of
 the whole frontier), takes Neo4j ``1``.
-:meth:`Neo4jWeaviateBackend.round_trips` reads the counters. A search that runs while a load flips
-may combine two generations (each statement sees one).
+:meth:`Neo4jWeaviateBackend.round_trips` reads the counters.
 """
 
 from __future__ import annotations
@@ -110,6 +121,8 @@ from brain_graph.stores.neo4j.client import Neo4jClient, uri_problem
 from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
 from brain_graph.stores.neo4j.graph import Neo4jGraphStore
 from brain_graph.stores.neo4j.index_reads import Neo4jIndexReads
+from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
+from brain_graph.stores.neo4j_weaviate_reads import ServerSearchReads
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, plan_vectors
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 from brain_graph.stores.weaviate.schema import VectorIndexKind
@@ -223,6 +236,7 @@ class Neo4jWeaviateBackend:
         self._graph = Neo4jGraphStore(neo4j)
         self._vectors = CurrentGenerationIndex(self.generations, weaviate)
         self._index_store = Neo4jWeaviateIndexStore(neo4j, self.generations, weaviate)
+        self._search_reads = ServerSearchReads(Neo4jSearchReads(neo4j), self.generations, weaviate)
         self._graph_changes = GraphChanges(neo4j)
 
     @classmethod
@@ -258,6 +272,10 @@ class Neo4jWeaviateBackend:
     @property
     def passage_source(self) -> Neo4jGraphStore:
         return self._graph
+
+    @property
+    def search_reads(self) -> ServerSearchReads:
+        return self._search_reads
 
     @property
     def admin(self) -> Neo4jWeaviateBackend:

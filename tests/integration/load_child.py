@@ -42,12 +42,14 @@ def pause(point: str) -> None:
 
 
 def is_batch_write(query: str) -> bool:
-    return query.startswith("UNWIND $rows AS row MERGE (n:BrainNode") or "MERGE (a)-[r:" in query
+    """A load's node or edge batch (CREATE into a fresh generation, MERGE into the current one)."""
+    nodes = ("UNWIND $rows AS row MERGE (n:BrainNode", "UNWIND $rows AS row CREATE (n:BrainNode")
+    return query.startswith(nodes) or "MERGE (a)-[r:" in query or "CREATE (a)-[r:" in query
 
 
 def install(point: str, k: int) -> None:
     """Patch the stores so that the load pauses at ``point``."""
-    neo4j_generations.WRITE_BATCH = BATCH
+    neo4j_generations.LOAD_BATCH = BATCH
     weaviate_writes.INSERT_BATCH = BATCH
     calls = 0
     commit, insert, flip = Neo4jClient.commit, WeaviateWrites.insert_batch, Neo4jGenerations.flip

@@ -192,7 +192,7 @@ def scenario(references: References, tmp_path: Path) -> Iterator[Scenario]:
 
 def fail_neo4j_batch(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
     """The k-th node/edge batch fails inside its transaction, after its statement ran."""
-    monkeypatch.setattr(neo4j_generations, "WRITE_BATCH", BATCH)
+    monkeypatch.setattr(neo4j_generations, "LOAD_BATCH", BATCH)
     original = Neo4jClient.commit
     calls = 0
 

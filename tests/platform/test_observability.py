@@ -63,9 +63,11 @@ def test_debug_pipeline_logs_each_step_in_and_out(
     assert all(message.endswith(scope) or scope + " " in message for message in messages[0::2])
     by_phase = dict(message.split(" | ", 1) for message in messages)
     assert by_phase["PIPELINE embed.out"].startswith("ms=")
-    assert by_phase["PIPELINE retrieve.out"].endswith(" hits=4 nodeRecords=4")
+    assert re.search(r" hits=4 nodeRecords=4 seedLinks=\d+$", by_phase["PIPELINE retrieve.out"])
     assert by_phase["PIPELINE expand.in"].endswith(" hits=4")
-    assert re.search(r" nodeRecords=\d+ candidates=\d+$", by_phase["PIPELINE expand.out"])
+    assert re.search(
+        r" nodeRecords=\d+ candidates=\d+ clusterMemberships=\d+ passageTexts=\d+$", by_phase["PIPELINE expand.out"]
+    )
     assert "passages=" in by_phase["PIPELINE assemble_passages.out"]
     assert "citations=4 contextChars=" in by_phase["PIPELINE build_pack.out"]
 
@@ -106,15 +108,26 @@ def test_custom_stream_events_per_step(home_graph: BrainSearchGraph) -> None:
     assert [event["step"] for event in events] == list(NODE_NAMES)
     assert all(set(event) == {"step", "ms", "counts"} and event["ms"] >= 0 for event in events)
     output = home_graph.invoke(cast(BrainSearchInput, REQUEST), context=CONTEXT)
+    written = {
+        step: update
+        for chunk in home_graph.stream(cast(BrainSearchInput, REQUEST), context=CONTEXT, stream_mode="updates")
+        for step, update in chunk.items()
+    }
     counts = {event["step"]: event["counts"] for event in events}
     assert counts == {
         "embed": {"queryVectors": 1},
-        "retrieve": {"hits": len(output["hits"]), "nodeRecords": len(output["hits"])},
+        "retrieve": {
+            "hits": len(output["hits"]),
+            "nodeRecords": len(output["hits"]),
+            "seedLinks": len(written["retrieve"]["seedLinks"]),
+        },
         "expand": {
             "graphNodes": len(output["graphNodes"]),
             "graphEdges": len(output["graphEdges"]),
             "nodeRecords": len(output["graphNodes"]),
             "candidates": len(output["candidates"]),
+            "clusterMemberships": len(written["expand"]["clusterMemberships"]),
+            "passageTexts": len(written["expand"]["passageTexts"]["texts"]),
         },
         "score_episodes": {"episodes": len(output["episodes"]), "episodeLabels": len(output["episodes"])},
         "assemble_passages": {"passages": len(output["passages"])},

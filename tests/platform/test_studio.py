@@ -20,8 +20,8 @@ pytestmark = pytest.mark.server
 
 STEP_WRITES = {
     "embed": ["request", "queryVectors"],
-    "retrieve": ["hits", "nodeRecords"],
-    "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates"],
+    "retrieve": ["hits", "nodeRecords", "seedLinks"],
+    "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates", "clusterMemberships", "passageTexts"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],
     "build_pack": ["promptPack"],

@@ -35,6 +35,7 @@ from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, 
 from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, shared_cache
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
+from brain_graph.stores.search_reads import ComposedSearchReads
 from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
 
 BACKEND = "embedded store"
@@ -134,6 +135,11 @@ class EmbeddedStore:
     @property
     def passage_source(self) -> EmbeddedStore:
         return self
+
+    @property
+    def search_reads(self) -> ComposedSearchReads:
+        """A search's reads: the composition of this store's own reads (the same statements)."""
+        return ComposedSearchReads(self, self, self)
 
     @property
     def admin(self) -> EmbeddedStore:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -166,6 +167,16 @@ def _vector_blob(vector: VectorRecord) -> bytes:
     return array("f", vector.vector).tobytes()
 
 
+def _json_list(values: Sequence[str]) -> str:
+    """:func:`canonical_json` of a list (most ACLs are empty: no encoder call)."""
+    return canonical_json(list(values)) if values else "[]"
+
+
+def _json_map(values: Mapping[str, Any]) -> str:
+    """:func:`canonical_json` of a map (most edge properties are empty: no encoder call)."""
+    return canonical_json(dict(values)) if values else "{}"
+
+
 def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -> None:
     """Rows are made one at a time as SQLite takes them (no list of every row in memory)."""
     connection.executemany(
@@ -179,9 +190,9 @@ def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -
                 n.title,
                 n.url,
                 int(n.secured),
-                canonical_json(list(n.acl)),
-                canonical_json(dict(n.text)),
-                canonical_json(dict(n.properties)),
+                _json_list(n.acl),
+                _json_map(n.text),
+                _json_map(n.properties),
             )
             for n in nodes
         ),
@@ -192,7 +203,7 @@ def _upsert_edges(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -
     connection.executemany(
         "INSERT OR REPLACE INTO edges (tenant_id, edge_type, from_node_id, to_node_id, properties)"
         " VALUES (?, ?, ?, ?, ?)",
-        ((e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id, canonical_json(dict(e.properties))) for e in edges),
+        ((e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id, _json_map(e.properties)) for e in edges),
     )
 
 
@@ -208,7 +219,7 @@ def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorReco
                 v.node_id,
                 v.project_key,
                 int(v.secured),
-                canonical_json(list(v.acl)),
+                _json_list(v.acl),
                 _vector_blob(v),
                 v.content_hash,
             )

@@ -5,7 +5,9 @@ The driver connects lazily and bounds every call with its own settings: ``connec
 each statement (a slow query), no managed-transaction retries, and ``liveness_check_timeout``: a
 pooled connection idle for over :data:`LIVENESS_CHECK_S` is checked before use, so one the server
 closed (a restart takes longer than that) is replaced at once and the next call succeeds, while the
-statements of one search reuse their connection unchecked. Driver and server errors become
+statements of one search reuse their connection unchecked. Reads run in a READ session per thread,
+kept between statements (a session is not thread-safe; it borrows a pooled connection per
+statement). Driver and server errors become
 :class:`~brain_graph.errors.BackendUnavailableError` naming ``neo4j``, except what the URI itself gets
 wrong: a URI :func:`uri_problem` refuses, or one the driver refuses (its configuration and value
 errors, e.g. an address it cannot resolve as given), is a
@@ -15,6 +17,7 @@ errors, e.g. an address it cannot resolve as given), is a
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, TypeVar
@@ -76,6 +79,8 @@ class Neo4jClient:
         self._driver: neo4j.Driver | None = None
         self._lock = threading.Lock()
         self._schema_ready = False
+        self._local = threading.local()
+        self._sessions: list[neo4j.Session] = []  # the threads' READ sessions, closed with the driver
         self.round_trips = 0
 
     def _misconfigured(self, problem: str) -> ConfigurationError:
@@ -122,14 +127,39 @@ class Neo4jClient:
         except (DriverError, Neo4jError) as error:
             raise self.unavailable(error) from None
 
+    def _read_session(self, driver: neo4j.Driver) -> neo4j.Session:
+        """This thread's READ session on ``driver`` (sessions are not thread-safe; each borrows a pooled
+        connection per statement), created on first use."""
+        local = self._local
+        if getattr(local, "driver", None) is not driver:
+            created = driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS)
+            with self._lock:
+                self._sessions.append(created)
+            local.driver, local.session = driver, created
+        session: neo4j.Session = local.session
+        return session
+
+    def _forget_read_session(self) -> None:
+        """Close this thread's READ session (after an error: the next statement gets a fresh one)."""
+        session = getattr(self._local, "session", None)
+        self._local.driver = self._local.session = None
+        if session is not None:
+            with self._lock:
+                self._sessions = [s for s in self._sessions if s is not session]
+            session.close()
+
     def read(self, query: LiteralString, params: Mapping[str, Any]) -> list[neo4j.Record]:
-        """One auto-commit statement in a READ session (routed to a reader in a cluster), bounded by
-        the server-side transaction timeout."""
+        """One auto-commit statement in this thread's READ session (routed to a reader in a cluster),
+        bounded by the server-side transaction timeout."""
 
         def work(driver: neo4j.Driver) -> list[neo4j.Record]:
             self._tick()
-            with driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session:
+            session = self._read_session(driver)
+            try:
                 return list(session.run(neo4j.Query(query, timeout=self.timeout_s), dict(params)))
+            except BaseException:
+                self._forget_read_session()
+                raise
 
         return self._run(work)
 
@@ -176,5 +206,9 @@ class Neo4jClient:
         """Close the driver (a later call opens a new one)."""
         with self._lock:
             driver, self._driver = self._driver, None
+            sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            with contextlib.suppress(Exception):
+                session.close()
         if driver is not None:
             driver.close()

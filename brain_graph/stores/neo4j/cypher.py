@@ -124,6 +124,40 @@ def merge_edges(edge_type: str) -> str:
     )
 
 
+# -- loads: one tenant and generation per statement ($tenantId, $generation) -------------------
+# Rows are lists, not maps (no keys to encode per row): a node is [nodeId, sortKey, nodeType,
+# projectKey, title, url, secured, acl, text, properties], an edge [fromNodeId, toNodeId, properties].
+# Into a fresh generation nothing exists yet: nodes and edges are CREATEd (no lookup, no scan of a
+# node's relationships; the caller gives each node and edge once); into an existing one, MERGEd.
+
+_LOAD_NODE_FIELDS: LiteralString = (
+    "SET n.sortKey = row[1], n.nodeType = row[2], n.projectKey = row[3], n.title = row[4], n.url = row[5], "
+    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9]"
+)
+CREATE_LOAD_NODES: LiteralString = (
+    "UNWIND $rows AS row CREATE (n:BrainNode {tenantId: $tenantId, generation: $generation, nodeId: row[0]}) "
+    + _LOAD_NODE_FIELDS
+)
+MERGE_LOAD_NODES: LiteralString = (
+    "UNWIND $rows AS row MERGE (n:BrainNode {tenantId: $tenantId, generation: $generation, nodeId: row[0]}) "
+    + _LOAD_NODE_FIELDS
+)
+
+
+def load_edges(edge_type: str, *, fresh: bool) -> str:
+    """CREATE (``fresh``) or MERGE of a load's edges of one type (validated, then interpolated); an
+    edge whose ends are not both nodes of the generation is not written."""
+    safe = check_edge_type(edge_type)
+    return (
+        "UNWIND $rows AS row "
+        "MATCH (a:BrainNode) USING INDEX SEEK a:BrainNode(tenantId, generation, nodeId) "
+        "WHERE a.tenantId = $tenantId AND a.generation = $generation AND a.nodeId = row[0] "
+        "MATCH (b:BrainNode) USING INDEX SEEK b:BrainNode(tenantId, generation, nodeId) "
+        "WHERE b.tenantId = $tenantId AND b.generation = $generation AND b.nodeId = row[1] "
+        f"{'CREATE' if fresh else 'MERGE'} (a)-[r:`{safe}`]->(b) SET r.properties = row[2]"
+    )
+
+
 # -- changes (apply: statements of ONE transaction) --------------------------------------------
 
 # The pointers of the changed tenants, write-locked for the transaction (the first SET takes the lock
@@ -285,6 +319,69 @@ CLUSTER_MEMBERSHIPS: LiteralString = (
     "UNWIND members AS memberId "
     "RETURN memberId, c.nodeId AS clusterId, size, "
     "CASE WHEN c.nodeId IN $known THEN null ELSE c " + META_MAP + " END AS cluster"
+)
+
+# -- combined reads of a search (SearchReads) ---------------------------------------------------
+# Each is ONE statement answering several reads above, in subqueries that aggregate without a grouping
+# key (so each yields exactly one row, empty lists included) and the same predicates as the single reads.
+
+
+def links_of(frontier: LiteralString) -> LiteralString:
+    """The LINKS subqueries for the nodes whose ids are the list expression ``frontier``, collected
+    as ``[frontierId, degree, links]`` rows."""
+    return (
+        "UNWIND "
+        + frontier
+        + " AS sourceId "
+        + seek("s", "= sourceId")
+        + "CALL (t, s) { "
+        + linked("s")
+        + "RETURN count(DISTINCT n) AS degree } "
+        "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
+        + linked("open")
+        + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
+        "RETURN collect([s.nodeId, degree, links]) AS links"
+    )
+
+
+# The tenant's current generation (null without a pointer: the caller compares it with the one its
+# vector search used), the metadata of the visible hits (GET_NODES), and when ``$edgeTypes`` is not
+# empty the links of those visible hits (LINKS).
+SEEDS: LiteralString = (
+    "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
+    "RETURN collect(n " + META_MAP + ") AS nodes } "
+    "CALL (t, nodes) { "
+    + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END")
+    + " } RETURN t.generation AS generation, nodes, links"
+)
+
+# After an expansion: the metadata of the visible new nodes (GET_NODES), then with ``ids`` the known
+# and the visible new nodes: the edges among them (EDGES_AMONG), the clusters of ``$members``
+# (CLUSTER_MEMBERSHIPS; records of ``$records`` and ``ids`` not returned), and the texts (GET_TEXTS) of
+# ``cited``, the first ``$passages`` of ``$ranked`` among ``ids``.
+CONTEXT: LiteralString = (
+    TENANT + "CALL (t) { " + seek("n", "IN $newIds") + "AND " + visible("n") + " "
+    "RETURN collect(n " + META_MAP + ") AS nodes } "
+    "WITH t, nodes, $knownIds + [x IN nodes | x.nodeId] AS ids "
+    "WITH t, nodes, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
+    "CALL (t, ids) { " + seek("a", "IN ids") + "MATCH (a)-[r]->(b:BrainNode) "
+    "WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN ids "
+    "RETURN collect([type(r), a.nodeId, b.nodeId, r.properties]) AS edges } "
+    "CALL (t, ids) { " + seek("m", "IN $members") + "MATCH (m)-" + MEMBERSHIP + "->(c:BrainNode) "
+    "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
+    "WITH t, c, collect(m.nodeId) AS members "
+    "WITH c, members, size([(c)<-"
+    + MEMBERSHIP
+    + "-(x:BrainNode) WHERE "
+    + same_generation("x")
+    + " AND "
+    + visible("x")
+    + " | 1]) AS size "
+    "RETURN collect([members, c.nodeId, size, "
+    "CASE WHEN c.nodeId IN $records OR c.nodeId IN ids THEN null ELSE c " + META_MAP + " END]) AS clusters } "
+    "CALL (t, cited) { " + seek("p", "IN cited") + "AND " + visible("p") + " "
+    "RETURN collect([p.nodeId, p.text]) AS texts } "
+    "RETURN nodes, edges, clusters, cited, texts"
 )
 
 # -- write-side reads (IndexStore) -----------------------------------------------------------

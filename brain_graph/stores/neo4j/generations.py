@@ -9,10 +9,12 @@ and deletes the older generations (:meth:`~Neo4jGenerations.delete_older`). All 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any, LiteralString
+from typing import Any, LiteralString, TypeVar
 
 import neo4j
 
@@ -21,8 +23,12 @@ from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
 
-WRITE_BATCH = 2000
+WRITE_BATCH = 2000  # rows per statement of a change (:mod:`.changes`)
+LOAD_BATCH = 5000  # rows per statement (and transaction) of a load
+LOAD_WRITERS = 2  # sessions a load writes on at once
 DELETE_BATCH = 5000
+Statement = tuple[str, dict[str, Any]]
+R = TypeVar("R", NodeRecord, EdgeRecord)
 
 
 @dataclass(frozen=True)
@@ -68,21 +74,71 @@ def edge_row(edge: EdgeRecord, generation: int) -> dict[str, Any]:
     }
 
 
-def write_statements(
-    nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]
-) -> list[tuple[str, dict[str, Any]]]:
-    """The node MERGE batches, then the edge MERGE batches grouped by type."""
-    statements: list[tuple[str, dict[str, Any]]] = []
-    rows = [node_row(node, generations[node.tenant_id]) for node in nodes]
-    for start in range(0, len(rows), WRITE_BATCH):
-        statements.append((cypher.MERGE_NODES, {"rows": rows[start : start + WRITE_BATCH]}))
-    ordered = sorted(edges, key=lambda e: (e.edge_type, e.tenant_id, e.from_node_id, e.to_node_id))
-    for edge_type, group in groupby(ordered, key=lambda e: e.edge_type):
-        query = cypher.merge_edges(edge_type)
-        edge_rows = [edge_row(edge, generations[edge.tenant_id]) for edge in group]
-        for start in range(0, len(edge_rows), WRITE_BATCH):
-            statements.append((query, {"rows": edge_rows[start : start + WRITE_BATCH]}))
-    return statements
+def _json_map(values: Mapping[str, Any]) -> str:
+    """:func:`canonical_json` of a map (most edges have no properties: no encoder call)."""
+    return canonical_json(dict(values)) if values else "{}"
+
+
+def node_values(node: NodeRecord) -> list[Any]:
+    """A node's row in a load statement (:data:`~brain_graph.stores.neo4j.cypher.CREATE_LOAD_NODES`)."""
+    return [
+        node.node_id,
+        sort_key(node.node_id),
+        node.node_type,
+        node.project_key,
+        node.title,
+        node.url,
+        node.secured,
+        list(node.acl),
+        _json_map(node.text),
+        _json_map(node.properties),
+    ]
+
+
+def _by_tenant(records: Iterable[R]) -> dict[str, list[R]]:
+    groups: dict[str, list[R]] = {}
+    for record in records:
+        groups.setdefault(record.tenant_id, []).append(record)
+    return groups
+
+
+def _node_batch(query: str, tenant: str, generation: int, nodes: Sequence[NodeRecord]) -> Iterator[Statement]:
+    yield query, {"tenantId": tenant, "generation": generation, "rows": [node_values(n) for n in nodes]}
+
+
+def node_lanes(
+    nodes: Sequence[NodeRecord], generations: Mapping[str, int], fresh: set[str]
+) -> Iterator[Iterator[Statement]]:
+    """One lane per batch of a tenant's nodes, each node once (the last of equal ids, as MERGE leaves it)."""
+    for tenant, group in _by_tenant(nodes).items():
+        unique = list({node.node_id: node for node in group}.values())
+        query = cypher.CREATE_LOAD_NODES if tenant in fresh else cypher.MERGE_LOAD_NODES
+        for start in range(0, len(unique), LOAD_BATCH):
+            yield _node_batch(query, tenant, generations[tenant], unique[start : start + LOAD_BATCH])
+
+
+def _edge_key(edge: EdgeRecord) -> tuple[str, str, str]:
+    return edge.edge_type, edge.from_node_id, edge.to_node_id
+
+
+def _edge_lane(tenant: str, generation: int, edges: Sequence[EdgeRecord], fresh: bool) -> Iterator[Statement]:
+    """A tenant's edges by type, in batches, each edge once (the last given, as MERGE leaves it)."""
+    ordered = sorted(edges, key=_edge_key)  # stable: equal edges stay in the order given
+    unique = [list(equal)[-1] for _, equal in groupby(ordered, key=_edge_key)]
+    for edge_type, group in groupby(unique, key=lambda e: e.edge_type):
+        query = cypher.load_edges(edge_type, fresh=fresh)
+        typed = list(group)
+        for start in range(0, len(typed), LOAD_BATCH):
+            rows = [[e.from_node_id, e.to_node_id, _json_map(e.properties)] for e in typed[start : start + LOAD_BATCH]]
+            yield query, {"tenantId": tenant, "generation": generation, "rows": rows}
+
+
+def edge_lanes(
+    edges: Sequence[EdgeRecord], generations: Mapping[str, int], fresh: set[str]
+) -> Iterator[Iterator[Statement]]:
+    """One lane per tenant (its edges by type, in batches): two lanes never lock the same nodes."""
+    for tenant, group in _by_tenant(edges).items():
+        yield _edge_lane(tenant, generations[tenant], group, tenant in fresh)
 
 
 class Neo4jGenerations:
@@ -90,6 +146,7 @@ class Neo4jGenerations:
 
     def __init__(self, client: Neo4jClient) -> None:
         self._client = client
+        self._unwritten: set[tuple[str, int]] = set()  # generations taken here that nothing was written to
 
     def current_generation(self, tenant_id: str) -> int | None:
         """The generation searches of a tenant see (None: the tenant has no data). One statement."""
@@ -110,7 +167,9 @@ class Neo4jGenerations:
 
     def take_generations(self, tenants: Sequence[str]) -> dict[str, int]:
         """A fresh generation number per tenant (creating its pointer), not visible to searches yet."""
-        return self._generation_map(cypher.TAKE_GENERATIONS, tenants)
+        taken = self._generation_map(cypher.TAKE_GENERATIONS, tenants)
+        self._unwritten.update(taken.items())
+        return taken
 
     def flip(self, generations: Mapping[str, int]) -> dict[str, Flip]:
         """Make each tenant's generation the current one, if it is newer than the current one, in ONE
@@ -122,17 +181,50 @@ class Neo4jGenerations:
         return {r["tenantId"]: Flip(int(r["current"]), bool(r["legacy"])) for r in records}
 
     def write(self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]) -> None:
-        """MERGE the nodes, then the edges grouped by type (type validated, then interpolated), into the
-        generation ``generations`` names for their tenant; each batch of :data:`WRITE_BATCH` rows in its
-        own transaction, so memory stays bounded whatever the size. Idempotent. Into a new generation
-        this is invisible to searches until :meth:`flip`."""
-        statements = write_statements(nodes, edges, generations)
+        """Write the nodes, then the edges grouped by type (type validated, then interpolated), into the
+        generation ``generations`` names for their tenant, each node and edge once (the last given);
+        each batch of :data:`LOAD_BATCH` rows in its own transaction, on :data:`LOAD_WRITERS` sessions
+        at once (the edges of a tenant on one), so memory stays bounded whatever the size. Into a
+        generation :meth:`take_generations` took and nothing was written to yet, CREATE; else MERGE
+        (idempotent). Into a new generation this is invisible to searches until :meth:`flip`."""
+        fresh = {tenant for tenant, generation in generations.items() if (tenant, generation) in self._unwritten}
+        self._unwritten.difference_update((tenant, generations[tenant]) for tenant in fresh)
+        self._client.ensure_schema()  # before the sessions run concurrently
+        self._run_lanes(node_lanes(nodes, generations, fresh))
+        self._run_lanes(edge_lanes(edges, generations, fresh))
+
+    def _run_lanes(self, lanes: Iterator[Iterable[Statement]]) -> None:
+        """Run each lane's statements in order, each in its own transaction, the lanes on up to
+        :data:`LOAD_WRITERS` sessions at once; the first error stops the others (after their current
+        statement) and is raised."""
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def next_lane() -> Iterable[Statement] | None:
+            with lock:
+                return None if stop.is_set() else next(lanes, None)
 
         def work(session: neo4j.Session) -> None:
-            for query, params in statements:
-                self._client.commit(session, query, params)
+            while (lane := next_lane()) is not None:
+                for query, params in lane:
+                    if stop.is_set():
+                        return
+                    self._client.commit(session, query, params)
 
-        self._client.write(work)
+        def writer() -> None:
+            try:
+                self._client.write(work)
+            except BaseException:
+                stop.set()
+                raise
+
+        with ThreadPoolExecutor(LOAD_WRITERS, thread_name_prefix="brain-graph-neo4j-load") as pool:
+            futures = [pool.submit(writer) for _ in range(LOAD_WRITERS)]
+            try:
+                for future in futures:
+                    future.result()
+            finally:
+                stop.set()
 
     def _delete_batches(self, session: neo4j.Session, query: LiteralString, params: Mapping[str, Any]) -> None:
         """Run a ``... LIMIT $batch DETACH DELETE`` statement until it deletes less than a batch."""

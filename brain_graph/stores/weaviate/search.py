@@ -4,11 +4,11 @@ The vector index is FLAT with cosine distance by default: an exact scan, so cand
 on graph construction order and results are deterministic (``hnsw`` trades that for speed on large
 tenants). Tenant (the Weaviate tenant of the generation), project and visibility
 (:func:`~brain_graph.stores.access.weaviate_visible`) are filtered in the same request.
-``top_k * 2 + 10`` candidates are fetched with their vectors; those within :data:`TIE_MARGIN` of the
+``top_k + 10`` candidates are fetched with their vectors; those within :data:`TIE_MARGIN` of the
 ``top_k``-th (by Weaviate's own distance) are re-checked with
-:meth:`~brain_graph.security.AccessScope.may_see`, re-scored with :func:`~brain_graph.scoring.cosine`
-over the returned float32 vector and :func:`~brain_graph.scoring.similarity_from_cosine`
-(bit-identical to the embedded store), ordered by (score desc, node id) and cut to ``top_k``. When the
+:meth:`~brain_graph.security.AccessScope.may_see`, re-scored with the reference float64 cosine over
+the returned float32 vectors (:func:`~brain_graph.stores.exact.exact_scores`, all of a request's at
+once; bit-identical to the embedded store), ordered by (score desc, node id) and cut to ``top_k``. When the
 last fetched candidate is itself that close to the boundary, an unfetched object could still tie,
 and the fetch is repeated with a four times larger limit (only with mass ties).
 
@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from itertools import takewhile
 from typing import Any
 
 import weaviate
 from weaviate.classes.query import Filter, MetadataQuery
 from weaviate.exceptions import WeaviateQueryError
 
-from brain_graph.scoring import cosine, similarity_from_cosine
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import weaviate_visible
 from brain_graph.stores.base import VectorHit, VectorQuery
+from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError, check_query_matches
 from brain_graph.stores.weaviate.client import WeaviateConnection
 from brain_graph.stores.weaviate.errors import is_dimension_mismatch, is_missing
@@ -40,6 +41,7 @@ from brain_graph.stores.weaviate.schema import WeaviateSchema
 
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 TIE_MARGIN = 1e-5  # > float32 distance error + score rounding
+EXTRA_CANDIDATES = 10  # fetched beyond top_k: room for ties at the boundary before a wider fetch is needed
 RETURNED = ["tenantId", "nodeId", "projectKey", "secured", "acl"]
 SCORED = ["tenantId", "nodeId", "secured", "acl"]  # what a similarity read needs (no project filter)
 
@@ -61,18 +63,27 @@ def visible_to(scope: AccessScope, obj: Any) -> bool:
     return scope.may_see(str(props.get("tenantId")), bool(props.get("secured")), props.get("acl") or ())
 
 
-def score(query: VectorQuery, obj: Any) -> VectorHit:
-    """The hit of a returned object, scored over its stored vector exactly like the embedded store."""
+def stored_vector(query: VectorQuery, obj: Any) -> Sequence[float]:
+    """A returned object's stored vector, checked against the query's dimension."""
     vector = obj.vector
-    stored = next(iter(vector.values())) if isinstance(vector, dict) else vector
+    stored: Sequence[float] = next(iter(vector.values())) if isinstance(vector, dict) else vector
     if len(stored) != len(query.vector):
         raise EmbeddingMismatchError(
             f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
             f"the index holds dimension {len(stored)}"
         )
-    return VectorHit(
-        str(obj.properties["nodeId"]), query.profile_id, similarity_from_cosine(cosine(query.vector, stored))
-    )
+    return stored
+
+
+def score(query: VectorQuery, objects: Sequence[Any]) -> list[VectorHit]:
+    """The hits of returned objects, scored over their stored vectors exactly like the embedded store
+    (:func:`~brain_graph.stores.exact.exact_scores`), in the objects' order."""
+    vectors = [stored_vector(query, obj) for obj in objects]
+    scores = exact_scores(query.vector, vectors)
+    return [
+        VectorHit(str(obj.properties["nodeId"]), query.profile_id, value)
+        for obj, value in zip(objects, scores, strict=True)
+    ]
 
 
 def rescore(
@@ -96,12 +107,8 @@ def rescore(
         return 1.0 - float(distance) / 2.0 if distance is not None else 1.0
 
     bound = certainty(visible[top_k - 1]) - TIE_MARGIN if len(visible) >= top_k else float("-inf")
-    hits = []
-    for obj in visible:
-        if certainty(obj) < bound:
-            break
-        hits.append(score(query, obj))
-    hits.sort(key=lambda hit: (-hit.score, hit.node_id))
+    close = list(takewhile(lambda obj: certainty(obj) >= bound, visible))  # nearest first
+    hits = sorted(score(query, close), key=lambda hit: (-hit.score, hit.node_id))
     saturated = bool(objects) and certainty(objects[-1]) >= bound
     return hits, saturated
 
@@ -176,11 +183,9 @@ class WeaviateSearch:
         ]
         wanted = {node_id for ids in chunks for node_id in ids}
         try:
-            hits = [
-                score(query, obj)
-                for obj in objects
-                if obj.properties.get("nodeId") in wanted and visible_to(scope, obj)
-            ]
+            hits = score(
+                query, [obj for obj in objects if obj.properties.get("nodeId") in wanted and visible_to(scope, obj)]
+            )
         except EmbeddingMismatchError:
             self._schema.invalidate()  # the collection was recreated with another dimension since cached
             raise
@@ -216,7 +221,7 @@ class WeaviateSearch:
         top_k: int,
     ) -> list[VectorHit]:
         collection = client.collections.use(collection_name(query.profile_id)).with_tenant(tenant)
-        limit = min(top_k * 2 + 10, QUERY_MAX_RESULTS)
+        limit = min(top_k + EXTRA_CANDIDATES, QUERY_MAX_RESULTS)
         while True:
             self._connection.tick()
             try:

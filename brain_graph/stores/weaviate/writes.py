@@ -3,7 +3,8 @@ tenants and collections removed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,13 +13,14 @@ from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter
 
 from brain_graph.errors import BackendUnavailableError
-from brain_graph.stores.base import VectorRecord
+from brain_graph.stores.base import VectorRecord, VectorValues
 from brain_graph.stores.weaviate.client import WeaviateConnection
 from brain_graph.stores.weaviate.errors import BACKEND
 from brain_graph.stores.weaviate.naming import collection_name, object_uuid, tenant_name
 from brain_graph.stores.weaviate.schema import WeaviateSchema
 
 INSERT_BATCH = 1000
+INSERT_REQUESTS = 3  # insert requests of a write in flight at once
 DELETE_BATCH = 10_000  # ids per delete request (Weaviate's default QUERY_MAXIMUM_RESULTS)
 
 
@@ -33,9 +35,32 @@ def data_object(record: VectorRecord) -> DataObject[Any, Any]:
             "acl": list(record.acl),
             "contentHash": record.content_hash,
         },
-        vector=np.asarray(record.vector, dtype=np.float32).tolist(),  # what Weaviate stores, exactly
+        vector=client_vector(record.vector),
         uuid=object_uuid(record.tenant_id, record.profile_id, record.node_id),
     )
+
+
+def client_vector(values: VectorValues) -> Any:
+    """A vector as the client takes it, as the float32 values Weaviate stores: a float32 numpy row
+    (the client packs it without a list of Python floats held per object: 2 KB, not 16 KB, a vector
+    while its batch is in flight); a one-value vector as a list (the client squeezes an array to a
+    scalar)."""
+    row = np.asarray(values, dtype=np.float32)
+    return row if row.size > 1 else row.tolist()
+
+
+def _batches(
+    client: weaviate.WeaviateAsyncClient, vectors: Sequence[VectorRecord], generations: Mapping[str, int]
+) -> Iterator[tuple[Any, str, Sequence[VectorRecord]]]:
+    """(collection with its Weaviate tenant, profile id, records) of each batch, by (profile, tenant)."""
+    groups: dict[tuple[str, str], list[VectorRecord]] = {}
+    for record in vectors:
+        groups.setdefault((record.profile_id, record.tenant_id), []).append(record)
+    for (profile_id, tenant_id), records in sorted(groups.items()):
+        tenant = tenant_name(tenant_id, generations[tenant_id])
+        collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
+        for start in range(0, len(records), INSERT_BATCH):
+            yield collection, profile_id, records[start : start + INSERT_BATCH]
 
 
 class WeaviateWrites:
@@ -59,16 +84,21 @@ class WeaviateWrites:
         self, client: weaviate.WeaviateAsyncClient, vectors: Sequence[VectorRecord], generations: Mapping[str, int]
     ) -> None:
         """Upsert ``vectors`` in batches of :data:`INSERT_BATCH`, per (profile, tenant), into the Weaviate
-        tenant of each tenant's generation in ``generations``."""
-        groups: dict[tuple[str, str], list[VectorRecord]] = {}
-        for record in vectors:
-            groups.setdefault((record.profile_id, record.tenant_id), []).append(record)
-        for (profile_id, tenant_id), records in sorted(groups.items()):
-            tenant = tenant_name(tenant_id, generations[tenant_id])
-            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
-            for start in range(0, len(records), INSERT_BATCH):
-                batch = [data_object(r) for r in records[start : start + INSERT_BATCH]]
-                await self.insert_batch(collection, profile_id, batch)
+        tenant of each tenant's generation in ``generations``; :data:`INSERT_REQUESTS` batches in flight
+        (one is built while others are written). The first failure cancels the others and is raised."""
+        batches = _batches(client, vectors, generations)
+
+        async def sender() -> None:
+            for collection, profile_id, records in batches:  # shared: each batch is sent once
+                await self.insert_batch(collection, profile_id, [data_object(r) for r in records])
+
+        senders = [asyncio.ensure_future(sender()) for _ in range(INSERT_REQUESTS)]
+        try:
+            await asyncio.gather(*senders)
+        finally:
+            for task in senders:
+                task.cancel()
+            await asyncio.gather(*senders, return_exceptions=True)
 
     async def delete_ids(self, collection: Any, label: str, uuids: Sequence[str]) -> None:
         """Delete objects of one Weaviate tenant by id, :data:`DELETE_BATCH` ids per request."""

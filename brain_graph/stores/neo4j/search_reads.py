@@ -1,0 +1,115 @@
+"""The combined reads of a search on Neo4j: one statement each (:data:`~brain_graph.stores.neo4j.cypher.SEEDS`,
+:data:`~brain_graph.stores.neo4j.cypher.CONTEXT`), decoded into the records the single reads of
+:class:`~brain_graph.stores.neo4j.graph.Neo4jGraphStore` return, in the same order."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from brain_graph.security import AccessScope
+from brain_graph.stores.access import cypher_params
+from brain_graph.stores.base import (
+    ClusterMembership,
+    ContextRequest,
+    EdgeRecord,
+    Link,
+    NodeRecord,
+    SearchContext,
+    edge_sort_key,
+)
+from brain_graph.stores.neo4j import cypher
+from brain_graph.stores.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j.graph import node_meta
+from brain_graph.stores.search_reads import cited_ids
+from brain_graph.vocabulary import CLUSTER
+
+
+@dataclass(frozen=True)
+class SeedGraph:
+    """What :data:`~brain_graph.stores.neo4j.cypher.SEEDS` read: the tenant's current generation (None:
+    it has none), the metadata of the visible hits, and their links when asked for."""
+
+    generation: int | None
+    nodes: list[NodeRecord]
+    links: list[Link] | None
+
+
+def decode_links(rows: Sequence[Sequence[Any]]) -> list[Link]:
+    """The sorted links of ``[frontierId, degree, [[type, neighbourId, outgoing], ...]]`` rows."""
+    return sorted(Link(row[0], edge_type, neighbor, bool(out)) for row in rows for edge_type, neighbor, out in row[2])
+
+
+def decode_memberships(rows: Sequence[Sequence[Any]]) -> list[ClusterMembership]:
+    """The memberships of ``[memberIds, clusterId, size, cluster map or null]`` rows, ordered by cluster
+    id then member id."""
+    memberships: list[ClusterMembership] = []
+    for members, cluster_id, size, cluster in rows:
+        record = node_meta(cluster) if cluster is not None else None
+        memberships += (ClusterMembership(member, cluster_id, int(size), record) for member in members)
+    return sorted(memberships, key=lambda m: (m.cluster_id, m.member_id))
+
+
+class Neo4jSearchReads:
+    """The Neo4j statements of :class:`~brain_graph.stores.base.SearchReads`."""
+
+    def __init__(self, client: Neo4jClient) -> None:
+        self._client = client
+
+    def seeds(
+        self, node_ids: Sequence[str], *, scope: AccessScope, link_types: Sequence[str], max_degree: int
+    ) -> SeedGraph:
+        """The current generation, the visible nodes among ``node_ids`` and, with ``link_types``, their
+        links (hubs above ``max_degree`` counted, not listed). One statement."""
+        params = {
+            **cypher_params(scope),
+            "nodeIds": list(dict.fromkeys(node_ids)),
+            "edgeTypes": sorted(set(link_types)),
+            "maxDegree": max_degree,
+        }
+        row = self._client.read(cypher.SEEDS, params)[0]
+        generation = row["generation"]
+        return SeedGraph(
+            None if generation is None else int(generation),
+            [node_meta(node) for node in row["nodes"]],
+            decode_links(row["links"]) if link_types else None,
+        )
+
+    def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
+        """See :meth:`brain_graph.stores.base.SearchReads.context`. One statement."""
+        params = {
+            **cypher_params(scope),
+            "newIds": list(dict.fromkeys(request.new)),
+            "knownIds": list(dict.fromkeys(request.known)),
+            "records": sorted(set(request.records)),
+            "edgeTypes": sorted(set(request.edge_types)),
+            "members": sorted(set(request.members)),
+            "clusterType": CLUSTER,
+            "ranked": list(request.ranked),
+            "passages": max(0, request.passages),
+        }
+        rows = self._client.read(cypher.CONTEXT, params)
+        if not rows:  # the tenant has no pointer (dropped during the search): nothing is visible
+            return SearchContext([], [], [], cited_ids(request.ranked, set(request.known), request.passages), {})
+        row = rows[0]
+        return SearchContext(
+            [node_meta(node) for node in row["nodes"]],
+            sorted(
+                (
+                    EdgeRecord(scope.tenant_id, edge_type, source, target, json.loads(properties or "{}"))
+                    for edge_type, source, target, properties in row["edges"]
+                ),
+                key=edge_sort_key,
+            ),
+            decode_memberships(row["clusters"]),
+            list(row["cited"]),
+            {node_id: texts(text) for node_id, text in row["texts"]},
+        )
+
+
+def texts(text: str | None) -> Mapping[str, str]:
+    """A node's text fields from their stored JSON."""
+    decoded: Mapping[str, str] = json.loads(text or "{}")
+    return decoded

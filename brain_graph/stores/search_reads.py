@@ -1,0 +1,73 @@
+"""The reads of a search as a composition of the single store reads (the embedded store's
+:class:`~brain_graph.stores.base.SearchReads`, and the reference every other backend must equal)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from brain_graph.security import AccessScope
+from brain_graph.stores.base import (
+    ContextRequest,
+    GraphStore,
+    PassageSource,
+    SearchContext,
+    Seeds,
+    VectorHit,
+    VectorIndex,
+    VectorQuery,
+    best_hits,
+)
+
+
+def cited_ids(ranked: Sequence[str], visible: set[str], passages: int) -> list[str]:
+    """The first ``passages`` ids of ``ranked`` that are in ``visible``."""
+    return [node_id for node_id in ranked if node_id in visible][: max(0, passages)]
+
+
+class ComposedSearchReads:
+    """:class:`~brain_graph.stores.base.SearchReads` made of the stores' single reads: the round trips
+    of the reads it calls, in the order the protocol documents."""
+
+    def __init__(self, vectors: VectorIndex, graph: GraphStore, passages: PassageSource) -> None:
+        self._vectors = vectors
+        self._graph = graph
+        self._passages = passages
+
+    def seeds(
+        self,
+        queries: Sequence[VectorQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        link_types: Sequence[str],
+        max_degree: int,
+    ) -> Seeds:
+        raw = self._vectors.query(queries, scope=scope, project_key=project_key, top_k=top_k)
+        ranked = best_hits(raw, top_k)
+        nodes = {node.node_id: node for node in self._graph.get_nodes([h.node_id for h in ranked], scope=scope)}
+        hits = [hit for hit in ranked if hit.node_id in nodes]
+        links = None
+        if link_types:
+            frontier = [hit.node_id for hit in hits]
+            links = self._graph.links(frontier, scope=scope, edge_types=link_types, max_degree=max_degree).links
+        return Seeds(hits, nodes, links)
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        return self._vectors.similarity(queries, node_ids, scope=scope)
+
+    def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
+        nodes = self._graph.get_nodes(request.new, scope=scope) if request.new else []
+        added = [node.node_id for node in nodes]
+        visible = {*request.known, *added}
+        admitted = [node_id for node_id in dict.fromkeys([*request.known, *request.new]) if node_id in visible]
+        edges = self._graph.edges_among(admitted, scope=scope, edge_types=request.edge_types) if admitted else []
+        memberships = []
+        if request.members:
+            known = list(dict.fromkeys([*request.records, *added]))
+            memberships = self._graph.cluster_memberships(request.members, scope=scope, known=known)
+        cited = cited_ids(request.ranked, visible, request.passages)
+        texts = self._passages.get_texts(cited, scope=scope) if cited else {}
+        return SearchContext(nodes, edges, memberships, cited, texts)

@@ -1,0 +1,89 @@
+"""A search sees the data of every load, apply and drop that returned before it started, although the
+Neo4j + Weaviate backend queries Weaviate at the generation it last saw for the tenant (the
+generation check in its first Neo4j statement redoes the search once when that is stale)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+
+from benchmarks.synthetic import synthetic_dataset
+from brain_graph.dataset import Dataset, load_dataset
+from brain_graph.graph import build_graph
+from brain_graph.services import SearchServices
+from brain_graph.state import BrainSearchInput
+from brain_graph.stores.generation_cache import GenerationCache
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from tests.integration.conftest import with_tenant_prefix
+from tests.integration.servers import connect, unique_prefix
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def two_backends() -> Iterator[tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend]]:
+    """Two backends on the same servers, as two processes would have (each with its own cache)."""
+    searcher, writer = connect(), connect()
+    try:
+        yield searcher, writer
+    finally:
+        searcher.close()
+        writer.close()
+
+
+def titled(dataset: Dataset, suffix: str) -> Dataset:
+    """The dataset with a suffix on every title (a search shows which load it sees)."""
+    raw = dataset.model_dump(by_alias=True)
+    for node in raw["nodes"]:
+        if node.get("title"):
+            node["title"] = f"{node['title']} {suffix}"
+    return Dataset.model_validate(raw)
+
+
+def search(backend: Neo4jWeaviateBackend, tenant: str, query: str) -> dict[str, Any]:
+    request = {"queryText": query, "filter": {"tenantId": tenant, "secured": False}, "options": {"expandDepth": 1}}
+    return build_graph(SearchServices(backend=backend)).invoke(cast(BrainSearchInput, request))
+
+
+def test_a_search_after_a_reload_or_drop_sees_only_its_result(
+    two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend],
+) -> None:
+    searcher, writer = two_backends
+    base = with_tenant_prefix(synthetic_dataset(80, tenants=1, seed=5), unique_prefix("gen"))
+    tenant = base.nodes[0].tenant_id
+    profiles = SearchServices(backend=writer).profiles
+    query = next(n.title for n in base.nodes if n.node_type == "cdm.work_item" and not n.secured and n.title)
+    try:
+        load_dataset(titled(base, "first"), writer, profiles)
+        first = search(searcher, tenant, query)
+        assert first["hits"]
+        assert all(h["title"].endswith(" first") for h in first["hits"])
+
+        load_dataset(titled(base, "second"), writer, profiles)  # a replace-load: a new generation
+        before = searcher.round_trips()
+        second = search(searcher, tenant, query)
+        after = searcher.round_trips()
+        assert second["hits"]
+        assert all(h["title"].endswith(" second") for h in second["hits"])
+        assert all(n["label"].endswith(" second") for n in second["graphNodes"] if n["label"])
+        assert after["neo4j"] - before["neo4j"] == 3  # the stale generation costs one more statement
+
+        writer.drop_tenants([tenant])
+        assert search(searcher, tenant, query)["hits"] == []
+    finally:
+        writer.drop_tenants([tenant])
+
+
+def test_a_read_sent_earlier_never_replaces_one_sent_later() -> None:
+    cache = GenerationCache(capacity=2)
+    early, late = cache.stamp(), cache.stamp()
+    cache.put("t", 2, late)
+    cache.put("t", 1, early)  # a slow search that read the pointer before the flip
+    seen = cache.get("t")
+    assert seen is not None
+    assert seen.generation == 2
+    cache.put("u", None, cache.stamp())
+    cache.put("v", 1, cache.stamp())
+    assert cache.get("t") is None  # the least recently used is forgotten

@@ -1,0 +1,74 @@
+"""The benchmark's pure parts, without servers: the synthetic-graph CLI and the result writers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import synthetic
+from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
+from brain_graph.dataset import read_graph
+
+
+def _row(backend: str, nodes: int, p50: float) -> Row:
+    return Row(
+        backend=backend,
+        nodes=nodes,
+        edges=2 * nodes,
+        vectors=nodes // 2,
+        load_s=nodes / 4000,
+        peak_mb=150.0,
+        embed_s=0.1,
+        p50_ms=p50,
+        p95_ms=p50 * 1.3,
+        p99_ms=p50 * 1.5,
+        cpu_p50_ms=p50 / 2,
+        first_ms=p50 * 3,
+        p50_d2_ms=p50 * 1.2,
+        p95_d2_ms=p50 * 1.4,
+        numpy_p50_ms=0.5,
+        numpy_p95_ms=0.6,
+        round_trips="neo4j 6 + weaviate 2" if backend != "embedded" else "",
+        sequential_per_s=1000 / p50,
+        concurrent_per_s=1500 / p50,
+        concurrency=8,
+        split_ms={"retrieve": p50 / 3, "graph": p50 / 3},
+    )
+
+
+def test_synthetic_cli_is_seeded_and_loadable(tmp_path: Path) -> None:
+    paths = [tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"]
+    for path, seed in zip(paths, (3, 3, 4), strict=True):
+        arguments = ["--nodes", "120", "--seed", str(seed), "--tenant-prefix", "x-", "--out", str(path)]
+        assert synthetic.main(arguments) == 0
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    assert paths[0].read_bytes() != paths[2].read_bytes()
+    graph = read_graph(paths[0])
+    assert len(graph.nodes) == 120
+    assert graph.edges
+    assert {n.tenant_id for n in graph.nodes} == {"x-tenant0", "x-tenant1"}
+
+
+def test_percentiles() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 0.95) == 95.0
+    assert percentile([7.0], 0.99) == 7.0
+    assert latency(values) == (50.5, 95.0, 99.0)
+
+
+def test_writers(tmp_path: Path) -> None:
+    rows = [_row(backend, nodes, p50) for nodes, p50 in ((1000, 20.0), (10000, 25.0)) for backend in ("embedded", "s")]
+    peers = [PeerRow(1000, 500, 1000, 40.0, 50.0, 60.0), PeerRow(10000, 5000, 10000, 250.0, 300.0, 320.0)]
+    meta = {"machine": {"cpus": 2}, "arguments": {"sizes": [1000, 10000]}, "topK": 20}
+    assert "1.50" in text_table(rows)  # the concurrent / sequential ratio
+
+    paths = write_results(tmp_path, rows, peers, meta, "python -m benchmarks.search_latency")
+
+    assert [p.name for p in paths] == ["search_latency.json", "search_latency.md", "search_latency.png"]
+    data = json.loads(paths[0].read_text(encoding="utf-8"))
+    assert data["rows"][0]["nodes_per_s"] == 4000
+    assert data["rows"][0]["concurrent_speedup"] == 1.5
+    assert data["peer"][1]["p50_ms"] == 250.0
+    markdown = paths[1].read_text(encoding="utf-8")
+    assert "| 10000 | 25.0 / 32.5 | 25.0 / 32.5 | 250.0 / 300.0 | 0.10 | 0.10 |" in markdown
+    assert paths[2].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
