@@ -49,7 +49,7 @@ def peak_rss_mb() -> float:
 
 def load(path: Path, backend_name: str, store: Path | None) -> LoadResult:
     """Read, validate, embed and write ``path`` into the backend, replacing its tenants."""
-    from brain_graph.dataset import load_dataset, read_graph
+    from brain_graph.dataset import collector_paused, load_dataset, read_graph
     from brain_graph.services import SearchServices
     from brain_graph.stores import build_backend
 
@@ -58,7 +58,8 @@ def load(path: Path, backend_name: str, store: Path | None) -> LoadResult:
         services = SearchServices(backend=backend)
         start_rss = peak_rss_mb()
         started = time.perf_counter()
-        report = load_dataset(read_graph(path), backend, services.profiles, replace=True)
+        with collector_paused():  # as the CLI
+            report = load_dataset(read_graph(path), backend, services.profiles, replace=True)
         seconds = time.perf_counter() - started
     finally:
         backend.close()

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from brain_graph.config import build_services, load_settings
 from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import embedding_work, example_dataset_path, load_dataset, read_graph
+from brain_graph.dataset import collector_paused, embedding_work, example_dataset_path, load_dataset, read_graph
 from brain_graph.environment import read_settings
 from brain_graph.errors import (
     AuthorizationError,
@@ -82,10 +82,13 @@ def _services(store: Path | None) -> SearchServices:
 
 
 def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = False) -> None:
-    dataset = read_graph(path)
-    total = embedding_work(dataset.node_records(), services.profiles)
-    with ProgressReporter("embedding", total, err, quiet=quiet) as progress:
-        report = load_dataset(dataset, services.backend, services.profiles, replace=replace, progress=progress.advance)
+    with collector_paused():
+        dataset = read_graph(path)
+        total = embedding_work(dataset.node_records(), services.profiles)
+        with ProgressReporter("embedding", total, err, quiet=quiet) as progress:
+            report = load_dataset(
+                dataset, services.backend, services.profiles, replace=replace, progress=progress.advance
+            )
     if not quiet:
         err.print(
             f"loaded {report.nodes} nodes, {report.edges} edges, {report.embedded + report.unchanged} vectors "

@@ -245,11 +245,13 @@ class Dataset(_Strict):
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection in the block (restored as it was after it). A load allocates
-    millions of objects that all stay alive (parsed JSON, records, vectors), which the collector would
-    scan over and over for nothing: about a sixth of a 100k-node load's time. Reference counting still
-    frees everything else; a load makes no reference cycles of its own."""
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection in the block (restored as it was after it), for a process that
+    does nothing but load (the CLI): a load allocates millions of objects that all stay alive (parsed
+    JSON, records, vectors), which the collector would scan over and over for nothing, about a sixth
+    of a 100k-node load's time. Reference counting still frees everything else; a load makes no
+    reference cycles of its own. The library functions leave the collector alone: in a host process
+    (a server) other threads' cyclic garbage must not pile up for the length of a load."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -357,7 +359,6 @@ def _records(source: Path, kind: str, items: list[Any], model: type[DatasetNode]
     return records
 
 
-@_collector_paused()
 def read_graph(path: str | Path) -> GraphRecords:
     """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`,
     holding each record once: items are validated one by one and the parsed JSON of each is dropped
@@ -428,7 +429,6 @@ def embedding_work(dataset_nodes: Sequence[NodeRecord], registry: ProfileRegistr
     return sum(1 for profile in registry.profiles for node in dataset_nodes if node.node_type in profile.node_types)
 
 
-@_collector_paused()
 def load_dataset(
     dataset: Dataset | GraphRecords,
     backend: StorageBackend,

@@ -171,7 +171,7 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         ),
         scope=scope,
     )
-    records.update({node.node_id: node_meta(node) for node in context.nodes})
+    records.update({node.node_id: node_meta(node) for node in sorted(context.nodes, key=lambda n: n.node_id)})
     visible = [node_id for node_id in admitted if node_id in records]
     edges = [
         GraphEdge(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.conftest import Harness
+from tests.conformance.conftest import WORK, Harness
 
 TYPES = ["REFERENCES"]
 
@@ -37,3 +37,19 @@ def test_a_record_given_twice_is_stored_once_as_given_last(harness: Harness, loa
     ]
     counts = harness.backend.admin.count(harness.t("t1"))
     assert (counts.nodes, counts.edges) == (2, 2)
+
+
+def test_a_vector_given_twice_in_different_batches_is_stored_as_given_last(harness: Harness) -> None:
+    """The two records of node ``a`` are more than one insert batch apart (batches are written
+    concurrently on the server backend): the last one given is the one kept."""
+    fillers = [harness.node("t1", f"f{index:04d}") for index in range(1_100)]
+    a = harness.node("t1", "a")
+    vectors = [
+        harness.vector(a, [1.0, 0.0, 0.0, 0.0]),
+        *(harness.vector(node, [0.0, 0.0, 1.0, 0.0]) for node in fillers),
+        harness.vector(a, [0.0, 1.0, 0.0, 0.0]),
+    ]
+    harness.load([a, *fillers], [], vectors)
+    scope = harness.scope("t1", all_secured=True)
+    assert harness.query(scope, [0.0, 1.0, 0.0, 0.0], top_k=1) == [(WORK, "a", 1.0)]
+    assert sum(harness.backend.admin.count(harness.t("t1")).vectors.values()) == 1_101

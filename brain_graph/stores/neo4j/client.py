@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, LiteralString, TypeVar
 from urllib.parse import urlsplit
@@ -33,6 +34,24 @@ BACKEND = "neo4j"
 LIVENESS_CHECK_S = 1.0
 T = TypeVar("T")
 URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+class ThreadSession:
+    """One thread's READ session on one driver, closed when the thread ends (its thread-local value
+    goes, and with it this holder) or when the client closes, whichever comes first."""
+
+    def __init__(self, driver: neo4j.Driver, session: neo4j.Session) -> None:
+        self.driver = driver
+        self.session = session
+        self._close = weakref.finalize(self, _close_quietly, session)
+
+    def close(self) -> None:
+        self._close()
+
+
+def _close_quietly(session: neo4j.Session) -> None:
+    with contextlib.suppress(Exception):
+        session.close()
 
 
 def uri_problem(uri: str) -> str | None:
@@ -80,7 +99,7 @@ class Neo4jClient:
         self._lock = threading.Lock()
         self._schema_ready = False
         self._local = threading.local()
-        self._sessions: list[neo4j.Session] = []  # the threads' READ sessions, closed with the driver
+        self._sessions: weakref.WeakSet[ThreadSession] = weakref.WeakSet()  # live threads' READ sessions
         self.round_trips = 0
 
     def _misconfigured(self, problem: str) -> ConfigurationError:
@@ -130,23 +149,24 @@ class Neo4jClient:
     def _read_session(self, driver: neo4j.Driver) -> neo4j.Session:
         """This thread's READ session on ``driver`` (sessions are not thread-safe; each borrows a pooled
         connection per statement), created on first use."""
-        local = self._local
-        if getattr(local, "driver", None) is not driver:
-            created = driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS)
+        held: ThreadSession | None = getattr(self._local, "held", None)
+        if held is None or held.driver is not driver:
+            if held is not None:
+                held.close()
+            held = ThreadSession(driver, driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS))
             with self._lock:
-                self._sessions.append(created)
-            local.driver, local.session = driver, created
-        session: neo4j.Session = local.session
-        return session
+                self._sessions.add(held)
+            self._local.held = held
+        return held.session
 
     def _forget_read_session(self) -> None:
         """Close this thread's READ session (after an error: the next statement gets a fresh one)."""
-        session = getattr(self._local, "session", None)
-        self._local.driver = self._local.session = None
-        if session is not None:
+        held: ThreadSession | None = getattr(self._local, "held", None)
+        self._local.held = None
+        if held is not None:
             with self._lock:
-                self._sessions = [s for s in self._sessions if s is not session]
-            session.close()
+                self._sessions.discard(held)
+            held.close()
 
     def read(self, query: LiteralString, params: Mapping[str, Any]) -> list[neo4j.Record]:
         """One auto-commit statement in this thread's READ session (routed to a reader in a cluster),
@@ -206,9 +226,8 @@ class Neo4jClient:
         """Close the driver (a later call opens a new one)."""
         with self._lock:
             driver, self._driver = self._driver, None
-            sessions, self._sessions = self._sessions, []
-        for session in sessions:
-            with contextlib.suppress(Exception):
-                session.close()
+            sessions, self._sessions = list(self._sessions), weakref.WeakSet()
+        for held in sessions:
+            held.close()
         if driver is not None:
             driver.close()

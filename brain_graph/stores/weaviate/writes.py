@@ -52,13 +52,16 @@ def client_vector(values: VectorValues) -> Any:
 def _batches(
     client: weaviate.WeaviateAsyncClient, vectors: Sequence[VectorRecord], generations: Mapping[str, int]
 ) -> Iterator[tuple[Any, str, Sequence[VectorRecord]]]:
-    """(collection with its Weaviate tenant, profile id, records) of each batch, by (profile, tenant)."""
-    groups: dict[tuple[str, str], list[VectorRecord]] = {}
+    """(collection with its Weaviate tenant, profile id, records) of each batch, by (profile, tenant).
+    A node given more than once keeps the record given last (batches are in flight together, so
+    duplicates in two batches would otherwise race), as the other stores keep it."""
+    groups: dict[tuple[str, str], dict[str, VectorRecord]] = {}
     for record in vectors:
-        groups.setdefault((record.profile_id, record.tenant_id), []).append(record)
-    for (profile_id, tenant_id), records in sorted(groups.items()):
+        groups.setdefault((record.profile_id, record.tenant_id), {})[record.node_id] = record
+    for (profile_id, tenant_id), by_node in sorted(groups.items()):
         tenant = tenant_name(tenant_id, generations[tenant_id])
         collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
+        records = list(by_node.values())
         for start in range(0, len(records), INSERT_BATCH):
             yield collection, profile_id, records[start : start + INSERT_BATCH]
 
