@@ -296,27 +296,45 @@ LINKS: LiteralString = (
     "RETURN s.nodeId AS frontierId, degree, links"
 )
 
+
+def edges_within(ids: LiteralString) -> LiteralString:
+    """The allowlisted edges ``(a)-[r]->(b)`` whose two ends are among the nodes whose ids are the list
+    expression ``ids`` (the tenant's current generation)."""
+    return (
+        seek("a", "IN " + ids) + "MATCH (a)-[r]->(b:BrainNode) "
+        "WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN " + ids + " "
+    )
+
+
+def clusters_of(members: LiteralString) -> LiteralString:
+    """The visible clusters (of the cluster node type) of the nodes matching ``members`` (an ``IN``
+    condition on their ids), one row per cluster ``c`` with ``members`` (their ids) and ``size``, its
+    visible members counted by expanding from the cluster. Members themselves need not be visible."""
+    return (
+        seek("m", members) + "MATCH (m)-" + MEMBERSHIP + "->(c:BrainNode) "
+        "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
+        "WITH t, c, collect(m.nodeId) AS members "
+        "WITH c, members, size([(c)<-"
+        + MEMBERSHIP
+        + "-(x:BrainNode) WHERE "
+        + same_generation("x")
+        + " AND "
+        + visible("x")
+        + " | 1]) AS size "
+    )
+
+
 EDGES_AMONG: LiteralString = (
-    TENANT + seek("a", "IN $nodeIds") + "MATCH (a)-[r]->(b:BrainNode) "
-    "WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN $nodeIds "
-    "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
+    TENANT
+    + edges_within("$nodeIds")
+    + "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
 )
 
 # Clusters (visible, of the cluster node type) the given nodes belong to, with the number of
 # visible members of each cluster (counted by expanding from the cluster). Members themselves need
 # not be visible (as in the embedded store). The metadata of clusters in ``$known`` is not returned.
 CLUSTER_MEMBERSHIPS: LiteralString = (
-    TENANT + seek("m", "IN $nodeIds") + "MATCH (m)-" + MEMBERSHIP + "->(c:BrainNode) "
-    "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
-    "WITH t, c, collect(m.nodeId) AS members "
-    "WITH c, members, size([(c)<-"
-    + MEMBERSHIP
-    + "-(x:BrainNode) WHERE "
-    + same_generation("x")
-    + " AND "
-    + visible("x")
-    + " | 1]) AS size "
-    "UNWIND members AS memberId "
+    TENANT + clusters_of("IN $nodeIds") + "UNWIND members AS memberId "
     "RETURN memberId, c.nodeId AS clusterId, size, "
     "CASE WHEN c.nodeId IN $known THEN null ELSE c " + META_MAP + " END AS cluster"
 )
@@ -364,20 +382,8 @@ CONTEXT: LiteralString = (
     "RETURN collect(n " + META_MAP + ") AS nodes } "
     "WITH t, nodes, $knownIds + [x IN nodes | x.nodeId] AS ids "
     "WITH t, nodes, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
-    "CALL (t, ids) { " + seek("a", "IN ids") + "MATCH (a)-[r]->(b:BrainNode) "
-    "WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN ids "
-    "RETURN collect([type(r), a.nodeId, b.nodeId, r.properties]) AS edges } "
-    "CALL (t, ids) { " + seek("m", "IN $members") + "MATCH (m)-" + MEMBERSHIP + "->(c:BrainNode) "
-    "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
-    "WITH t, c, collect(m.nodeId) AS members "
-    "WITH c, members, size([(c)<-"
-    + MEMBERSHIP
-    + "-(x:BrainNode) WHERE "
-    + same_generation("x")
-    + " AND "
-    + visible("x")
-    + " | 1]) AS size "
-    "RETURN collect([members, c.nodeId, size, "
+    "CALL (t, ids) { " + edges_within("ids") + "RETURN collect([type(r), a.nodeId, b.nodeId, r.properties]) AS edges } "
+    "CALL (t, ids) { " + clusters_of("IN $members") + "RETURN collect([members, c.nodeId, size, "
     "CASE WHEN c.nodeId IN $records OR c.nodeId IN ids THEN null ELSE c " + META_MAP + " END]) AS clusters } "
     "CALL (t, cited) { " + seek("p", "IN cited") + "AND " + visible("p") + " "
     "RETURN collect([p.nodeId, p.text]) AS texts } "
