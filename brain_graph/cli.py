@@ -1,4 +1,4 @@
-"""The ``brain-graph`` command line: ``demo``, ``load``, ``index`` and ``search``."""
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search`` and ``token``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Annotated, Any, cast
 import typer
 from rich.console import Console
 
+from brain_graph.auth.settings import load_auth_settings
+from brain_graph.auth.tokens import DEFAULT_TTL_S
 from brain_graph.config import build_services, load_settings
 from brain_graph.contracts import BrainSearchResult
 from brain_graph.dataset import collector_paused, embedding_work, example_dataset_path, load_dataset, read_graph
@@ -255,6 +257,28 @@ def demo(
         err.print(f"store: {path}")
     except BrainGraphError as error:
         raise _fail(error) from None
+
+
+@app.command()
+def token(
+    subject: Annotated[str, typer.Option("--subject", "-s", help="Principal id (the token's sub claim).")],
+    tenant: Annotated[
+        list[str] | None, typer.Option("--tenant", help="Tenant the token may read (required, repeatable).")
+    ] = None,
+    group: Annotated[list[str] | None, typer.Option("--group", help="Principal group (repeatable).")] = None,
+    scope: Annotated[
+        list[str] | None, typer.Option("--scope", help="reader or maintainer (repeatable; default: reader).")
+    ] = None,
+    ttl: Annotated[int, typer.Option("--ttl", help="Seconds until the token expires.")] = DEFAULT_TTL_S,
+) -> None:
+    """Mint a bearer token signed with BRAIN_GRAPH_AUTH_SECRET and print it (only it) on stdout:
+    TOKEN=$(brain-graph token -s alice --tenant acme)."""
+    try:
+        issuer = load_auth_settings().issuer_for_minting()
+        minted = issuer.mint(subject, tenant or (), groups=group or (), scopes=scope or ("reader",), ttl_s=ttl)
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    sys.stdout.write(minted + "\n")
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -16,7 +16,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from brain_graph.errors import ConfigurationError
 
 ENV_FILE = ".env"
-ENV_CONFIG = SettingsConfigDict(env_file=ENV_FILE, env_file_encoding="utf-8", extra="ignore", populate_by_name=True)
+# No populate_by_name: pydantic-settings would also read each field's bare name from the environment
+# (HOME as BRAIN_GRAPH_HOME, MODE as BRAIN_GRAPH_AUTH, SECRET...). Overrides go by alias instead.
+ENV_CONFIG = SettingsConfigDict(env_file=ENV_FILE, env_file_encoding="utf-8", extra="ignore")
 
 S = TypeVar("S", bound=BaseSettings)
 
@@ -26,7 +28,8 @@ def read_settings(cls: type[S], **overrides: Any) -> S:
     is one :class:`ConfigurationError` line naming the variable, what it allows and what it got (or
     naming the ``.env`` file, when that cannot be read as UTF-8 text)."""
     try:
-        return cls(**overrides)
+        fields = cls.model_fields
+        return cls(**{str(fields[name].validation_alias or name): value for name, value in overrides.items()})
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         variable = ".".join(str(part) for part in first["loc"])

@@ -26,9 +26,14 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-class BrainGraphError(Exception):
+class BrainGraphError(RuntimeError):
     """Base class of every error brain-graph raises on purpose; its message is one bounded line
-    whatever data it quotes."""
+    whatever data it quotes, written for the caller.
+
+    It is a :class:`RuntimeError` so the LangGraph server shows its type and message to HTTP clients
+    and in Studio (``langgraph_api`` passes the messages of built-in error kinds through and hides
+    the rest as "An internal error occurred").
+    """
 
     code = "BRAIN_GRAPH_ERROR"
 
@@ -53,6 +58,29 @@ class AuthorizationError(BrainGraphError, PermissionError):
     """The caller may not run this search (e.g. secured mode without a principal)."""
 
     code = "UNAUTHORIZED"
+
+
+class AuthenticationError(AuthorizationError):
+    """The credentials are missing, malformed, badly signed or expired."""
+
+    code = "UNAUTHENTICATED"
+
+
+class ForbiddenError(AuthorizationError):
+    """The caller is known but may not do this: a tenant it may not read, a scope it lacks."""
+
+    code = "FORBIDDEN"
+
+
+class RateLimitedError(BrainGraphError):
+    """The caller sent more requests than its rate limit allows; ``retry_after`` seconds until the next."""
+
+    code = "RATE_LIMITED"
+
+    def __init__(self, message: str, retry_after: int, headers: dict[str, str] | None = None) -> None:
+        self.retry_after = retry_after
+        self.headers = {**(headers or {}), "Retry-After": str(retry_after)}
+        super().__init__(message)
 
 
 class BackendUnavailableError(BrainGraphError, ConnectionError):

@@ -24,9 +24,10 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from brain_graph.config import default_services
-from brain_graph.errors import AuthorizationError, InvalidRequestError
+from brain_graph.errors import AuthorizationError, ForbiddenError, InvalidRequestError
 from brain_graph.indexing.indexer import Indexer, IndexPlan
 from brain_graph.indexing.report import IndexReport
+from brain_graph.requests import is_insecure_user, principal_from_user, require_user_scope, user_scopes
 from brain_graph.services import SearchServices
 
 INDEX_GRAPH_NAME = "brain_index"
@@ -73,6 +74,23 @@ def _request(state: BrainIndexState) -> _Request:
         raise InvalidRequestError(where, str(first["msg"])) from None
 
 
+def _check_token_user(user: Any, tenants: list[str] | None) -> None:
+    """A user of brain-graph's bearer tokens indexes only with the ``maintainer`` scope, and only the
+    tenants its token names (listed in the request: "every tenant" is refused)."""
+    if user_scopes(user) is None:
+        return  # another auth handler: it decides who may run this graph
+    require_user_scope(user, "maintainer", "indexing")
+    allowed = principal_from_user(user).tenants
+    if allowed is None:
+        return
+    if tenants is None:
+        raise ForbiddenError(f"name the tenants to index; this token may index: {', '.join(sorted(allowed))}")
+    refused = sorted(set(tenants).difference(allowed))
+    if refused:
+        allowed_text = ", ".join(sorted(allowed))
+        raise ForbiddenError(f"this token may not index tenant(s) {refused}; it may index: {allowed_text}")
+
+
 def build_index_graph(
     services: SearchServices | None = None, *, name: str = INDEX_GRAPH_NAME
 ) -> CompiledStateGraph[BrainIndexState, BrainIndexContext, BrainIndexInput, BrainIndexOutput]:
@@ -87,8 +105,10 @@ def build_index_graph(
     def checked(state: BrainIndexState, runtime: Runtime[BrainIndexContext]) -> tuple[Indexer, IndexPlan]:
         """The request's plan, made again by every step that needs it (a resumed run re-plans)."""
         request = _request(state)
-        made = indexer(runtime).plan(request.tenants, request.profiles, full=request.full)
         user = runtime.server_info.user if runtime.server_info is not None else None
+        if user is not None and not is_insecure_user(user):
+            _check_token_user(user, request.tenants)
+        made = indexer(runtime).plan(request.tenants, request.profiles, full=request.full)
         if made.reindexed and user is not None and MAINTAINER not in getattr(user, "permissions", ()):
             raise AuthorizationError(
                 f"rebuilding profile(s) {list(made.reindexed)} for a new embedder needs the {MAINTAINER!r} "

@@ -9,7 +9,7 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchRequest
-from brain_graph.errors import InvalidRequestError
+from brain_graph.errors import ForbiddenError, InvalidRequestError
 from brain_graph.errors import shown as _shown
 from brain_graph.security import ANONYMOUS, Principal
 from brain_graph.services import SearchServices
@@ -80,12 +80,13 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRe
     )
 
 
-PRINCIPAL_KEYS = frozenset({"principalId", "principal_id", "groups"})
+PRINCIPAL_KEYS = frozenset({"principalId", "principal_id", "groups", "tenants"})
 
 
 def as_principal(value: Any) -> Principal | None:
     """A principal from a context value: a :class:`Principal`, or a mapping with ``principalId`` and
-    optional ``groups`` (a list of group names, as sent in a JSON run context).
+    optional ``groups`` (a list of group names) and ``tenants`` (the tenants it may read), as sent in a
+    JSON run context.
 
     Nothing is coerced: a malformed value (``principalId`` missing included) is an
     :class:`InvalidRequestError` naming the field. An empty id gives the anonymous principal, which sees
@@ -102,7 +103,7 @@ def as_principal(value: Any) -> Principal | None:
     unknown = sorted(str(key) for key in value if key not in PRINCIPAL_KEYS)
     if unknown:
         raise InvalidRequestError(
-            "context.principal", f"unknown key(s) {_shown(unknown)}; allowed: principalId, groups"
+            "context.principal", f"unknown key(s) {_shown(unknown)}; allowed: principalId, groups, tenants"
         )
     if "principalId" in value and "principal_id" in value:
         raise InvalidRequestError("context.principal", "give principalId or principal_id, not both")
@@ -110,7 +111,7 @@ def as_principal(value: Any) -> Principal | None:
     if principal_id is None:
         raise InvalidRequestError("context.principal.principalId", "is required (an empty string means no principal)")
     groups = value.get("groups")
-    return Principal(principal_id, () if groups is None else groups)
+    return Principal(principal_id, () if groups is None else groups, value.get("tenants"))
 
 
 def _user_claim(user: Any, key: str) -> Any:
@@ -125,7 +126,9 @@ def principal_from_user(user: Any) -> Principal:
     """The principal of a user a LangGraph server put on the run (custom auth): its ``identity``;
     groups from a ``groups`` claim (a list of names) and from ``group:<name>`` permissions. An
     unauthenticated user, or one without an identity, is the anonymous principal (it never falls back
-    to the service principal); a malformed claim is an error naming it (``user.identity``, ...)."""
+    to the service principal); a malformed claim is an error naming it (``user.identity``, ...). A
+    ``tenants`` claim (brain-graph's bearer tokens carry one) limits the tenants it may search; an auth
+    handler of the deployment's own without that claim leaves the tenant to the request."""
     if user is None or not _user_claim(user, "is_authenticated"):
         return ANONYMOUS
     identity = _user_claim(user, "identity")
@@ -140,8 +143,41 @@ def principal_from_user(user: Any) -> Principal:
     permissions = _user_claim(user, "permissions")
     if isinstance(permissions, list | tuple):
         groups.extend(p.removeprefix("group:") for p in permissions if isinstance(p, str) and p.startswith("group:"))
+    tenants = _user_claim(user, "tenants")
     try:
-        return Principal(identity, tuple(groups))
+        return Principal(identity, tuple(groups), tenants)
     except InvalidRequestError as error:
-        claim = "user.identity" if error.field.endswith("principalId") else "user.groups"
+        claim = next((f"user.{name}" for name in ("tenants", "groups") if f".{name}" in error.field), "user.identity")
         raise InvalidRequestError(claim, error.problem) from None
+
+
+INSECURE_CLAIM = "brain_graph_insecure"
+
+
+def is_insecure_user(user: Any) -> bool:
+    """Whether the server user is the stand-in of brain-graph's insecure development mode
+    (``BRAIN_GRAPH_AUTH=insecure``): the server authenticated nobody, and the run context's principal
+    is taken as given, as on a server without authentication."""
+    return user is not None and _user_claim(user, INSECURE_CLAIM) is True
+
+
+SCOPES_CLAIM = "scopes"
+
+
+def user_scopes(user: Any) -> frozenset[str] | None:
+    """The scopes of a server user authenticated by brain-graph's bearer tokens (``scopes`` claim),
+    or ``None`` for a user of another auth handler (which decides access itself)."""
+    scopes = _user_claim(user, SCOPES_CLAIM)
+    if scopes is None:
+        return None
+    if not isinstance(scopes, list | tuple):
+        raise InvalidRequestError("user.scopes", f"must be a list of scopes (got {type(scopes).__name__})")
+    return frozenset(str(scope) for scope in scopes)
+
+
+def require_user_scope(user: Any, scope: str, action: str) -> None:
+    """Raise :class:`ForbiddenError` when a bearer-token user lacks ``scope`` for ``action``."""
+    scopes = user_scopes(user)
+    if scopes is not None and scope not in scopes:
+        held = ", ".join(sorted(scopes)) or "none"
+        raise ForbiddenError(f"{action} needs the {scope!r} scope; the token has: {held}")

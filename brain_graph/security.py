@@ -11,11 +11,11 @@ name can be read as another kind and none prints like another.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from brain_graph.errors import AuthorizationError, InvalidRequestError
+from brain_graph.errors import AuthorizationError, ForbiddenError, InvalidRequestError
 
 AclKind = Literal["user", "group"]
 ACL_KINDS: tuple[AclKind, ...] = ("user", "group")
@@ -70,17 +70,41 @@ def parse_acl_entry(entry: object) -> tuple[AclKind, str]:
     raise ValueError(f"ACL entry {str(entry)[:80]!r} is neither 'user:<id>' nor 'group:<name>'")
 
 
+def _tenant_set(tenants: Any) -> frozenset[str]:
+    """A principal's tenant list, validated like every identifier."""
+    if isinstance(tenants, str) or not isinstance(tenants, Iterable):
+        raise InvalidRequestError(
+            "context.principal.tenants", f"must be a list of tenant ids (got {type(tenants).__name__})"
+        )
+    values = list(tenants)
+    if len(values) > MAX_GROUPS:
+        raise InvalidRequestError("context.principal.tenants", f"must hold at most {MAX_GROUPS} tenants")
+    for index, tenant in enumerate(values):
+        if not isinstance(tenant, str) or not tenant or len(tenant) > MAX_NAME_CHARS:
+            raise InvalidRequestError(
+                f"context.principal.tenants[{index}]", f"must be a tenant id of 1 to {MAX_NAME_CHARS} characters"
+            )
+        problem = text_problem(tenant)
+        if problem is not None:
+            raise InvalidRequestError(f"context.principal.tenants[{index}]", problem)
+    return frozenset(values)
+
+
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated caller: an id and the groups it belongs to.
+    """An authenticated caller: an id, the groups it belongs to and the tenants it may read.
 
     Constructing one validates it (:class:`~brain_graph.errors.InvalidRequestError` naming the field);
     ``groups`` must be a list or tuple of group names and is stored sorted and deduplicated. An empty
-    id is no principal at all: a secured search with it fails closed.
+    id is no principal at all: a secured search with it fails closed. ``tenants`` lists the tenants a
+    search may name (a bearer token always carries them; any other tenant is a
+    :class:`~brain_graph.errors.ForbiddenError`); ``None`` (the default, for a caller in the same
+    process) leaves the tenant to the request.
     """
 
     principal_id: str
     groups: tuple[str, ...] = ()
+    tenants: Collection[str] | None = None  # stored as a frozenset
 
     def __post_init__(self) -> None:
         if not isinstance(self.principal_id, str):
@@ -103,6 +127,19 @@ class Principal:
             if problem is not None:
                 raise InvalidRequestError(f"context.principal.groups[{index}]", problem)
         object.__setattr__(self, "groups", tuple(sorted(set(groups))))
+        if self.tenants is not None:
+            object.__setattr__(self, "tenants", _tenant_set(self.tenants))
+
+    def may_read_tenant(self, tenant_id: str) -> bool:
+        """Whether a search may name ``tenant_id`` (always, without a tenant list)."""
+        return self.tenants is None or tenant_id in self.tenants
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON form a run context carries: ``{principalId, groups[, tenants]}``."""
+        wire: dict[str, Any] = {"principalId": self.principal_id, "groups": list(self.groups)}
+        if self.tenants is not None:
+            wire["tenants"] = sorted(self.tenants)
+        return wire
 
     @property
     def is_anonymous(self) -> bool:
@@ -160,7 +197,14 @@ def resolve_scope(tenant_id: str, secured: bool, principal: Principal | None, se
       service-principal mode, which sees every item of the tenant.
     - ``secured=True`` with the anonymous principal (an empty id, an unauthenticated server user):
       :class:`AuthorizationError`, service-principal mode or not.
+    - A principal with a tenant list naming another tenant: :class:`ForbiddenError`, secured or not
+      (a refusal, never an empty result).
     """
+    if principal is not None and not principal.may_read_tenant(tenant_id):
+        raise ForbiddenError(
+            f"principal {principal.principal_id!r} may not read tenant {tenant_id!r}; its credentials allow "
+            f"{', '.join(repr(t) for t in sorted(principal.tenants or ())[:10]) or 'no tenant'}"
+        )
     if not secured:
         return AccessScope(tenant_id=tenant_id)
     if principal is not None and not principal.is_anonymous:

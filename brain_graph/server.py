@@ -4,13 +4,15 @@
 - ``make_graph``: the ``brain_search`` graph factory. It returns one compiled graph per process, built
   without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
   :mod:`brain_graph.config`) the first time a node runs, in a worker thread, never on the event loop.
-- ``app``: custom HTTP routes mounted on the same server (``GET /brain/health``).
+- ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` and ``/graphql``
+  (the ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.graphql.app`).
 
-Principal: when the server authenticates requests (custom auth, ``auth`` in ``langgraph.json``) the
-principal of a search is the authenticated user (identity, plus groups from a ``groups`` claim and
-``group:<name>`` permissions) and the run context cannot override it; an unauthenticated user has
-none, so secured searches fail closed. Without auth (local ``langgraph dev``) the run context's
-``principal`` ``{principalId, groups}`` is used. See :func:`brain_graph.steps.resolve_deps`.
+Principal: when the server authenticates requests (custom auth, ``auth`` in ``langgraph.json``:
+:mod:`brain_graph.auth.langgraph_auth`) the principal of a search is the authenticated user (identity,
+groups from a ``groups`` claim and ``group:<name>`` permissions, tenants from a ``tenants`` claim) and
+the run context cannot override it; an unauthenticated user has none, so secured searches fail
+closed. Without auth, or in the insecure development mode, the run context's ``principal``
+``{principalId, groups}`` is used. See :func:`brain_graph.steps.resolve_deps`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from starlette.routing import Route
 
 from brain_graph.config import load_settings
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
+from brain_graph.graphql.app import create_graphql_app
 from brain_graph.index_graph import build_index_graph
 
 __all__ = ["app", "make_graph", "make_index_graph"]
@@ -73,4 +76,9 @@ def health(request: Request) -> JSONResponse:
     )
 
 
-app = Starlette(routes=[Route("/brain/health", health, methods=["GET"])])
+app = Starlette(
+    routes=[
+        Route("/brain/health", health, methods=["GET"]),
+        Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
+    ]
+)

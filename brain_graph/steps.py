@@ -16,7 +16,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from brain_graph.errors import AuthorizationError, one_line_message
-from brain_graph.requests import as_principal, principal_from_user
+from brain_graph.requests import as_principal, is_insecure_user, principal_from_user, require_user_scope
 from brain_graph.security import AccessScope, Principal, resolve_scope
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchState
@@ -67,7 +67,8 @@ def resolve_deps(context: Any, default_services: ServicesProvider, server_user: 
     if not isinstance(services, SearchServices):
         services = default_services()
     principal = as_principal(_context_value(context, "principal"))
-    if server_user is not None:
+    if server_user is not None and not is_insecure_user(server_user):
+        require_user_scope(server_user, "reader", "searching")
         authenticated = principal_from_user(server_user)
         if principal is not None and principal.principal_id != authenticated.principal_id:
             raise AuthorizationError(

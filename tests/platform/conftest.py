@@ -41,12 +41,15 @@ def home_graph(home_services: SearchServices) -> BrainSearchGraph:
 
 @pytest.fixture(scope="module")
 def dev_server(brain_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """``langgraph dev`` with the repository's ``langgraph.json``, ``BRAIN_GRAPH_HOME=brain_home`` and
-    ``DEBUG_PIPELINE=1``; started once per module, its process group killed at the end."""
+    """``langgraph dev`` with the repository's ``langgraph.json``, ``BRAIN_GRAPH_HOME=brain_home``,
+    ``DEBUG_PIPELINE=1`` and ``BRAIN_GRAPH_AUTH=insecure``; started once per module, its process
+    group killed at the end."""
     with run_dev_server(
         REPO_ROOT / "langgraph.json",
         tmp_path_factory.mktemp("langgraph-dev"),
-        {"BRAIN_GRAPH_HOME": str(brain_home), "DEBUG_PIPELINE": "1"},
+        # The repository's langgraph.json authenticates with bearer tokens; these tests use the
+        # insecure development mode (tests/platform/test_graphql_auth.py covers the tokens).
+        {"BRAIN_GRAPH_HOME": str(brain_home), "DEBUG_PIPELINE": "1", "BRAIN_GRAPH_AUTH": "insecure"},
     ) as server:
         yield server
 

@@ -1,0 +1,122 @@
+"""The LangGraph server's custom auth (``"auth": {"path": "brain_graph.auth.langgraph_auth:auth"}`` in
+``langgraph.json``): bearer tokens checked by the shared :class:`~brain_graph.auth.gate.Gate`, so a
+principal is the same, and has one rate-limit budget, over the runs API, Studio and ``/graphql``.
+
+- Authentication: a missing or invalid token is 401; over the rate limit is 429 with ``Retry-After``
+  and ``X-RateLimit-*`` headers. The user carries the principal (``identity``, ``groups``, ``tenants``)
+  and ``scopes``; the graphs read it from ``Runtime.server_info.user``.
+- Authorization: threads, runs and crons belong to the principal that created them (``owner``
+  metadata, filtered on every read); assistants are readable by all and changed by maintainers only;
+  the store is for maintainers.
+- Insecure development mode (``BRAIN_GRAPH_AUTH=insecure``): a request without a token is served as
+  an unauthenticated stand-in user, and the graph takes the principal from the run context, as on a
+  server without auth. The server logs a warning at start.
+
+Importing this module builds the gate: a server whose authentication is not configured fails to
+start with a message saying what to set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph_sdk import Auth
+from starlette.exceptions import HTTPException
+
+from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX
+from brain_graph.auth.gate import default_gate
+from brain_graph.errors import AuthenticationError, RateLimitedError
+from brain_graph.requests import INSECURE_CLAIM
+
+OWNER_KEY = "owner"
+INSECURE_USER: dict[str, Any] = {
+    "identity": "insecure-dev",
+    "display_name": "insecure development mode",
+    "is_authenticated": False,
+    "permissions": [],
+    INSECURE_CLAIM: True,
+}
+
+_gate = default_gate()
+auth = Auth()
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    """The user of a valid bearer token, counted against its rate limit."""
+    try:
+        admission = _gate.admit(authorization)
+    except AuthenticationError as error:
+        raise Auth.exceptions.HTTPException(
+            status_code=401, detail=str(error), headers={"WWW-Authenticate": "Bearer"}
+        ) from None
+    except RateLimitedError as error:
+        raise HTTPException(status_code=429, detail=str(error), headers=error.headers) from None
+    if admission.credentials is None:
+        return INSECURE_USER  # type: ignore[return-value]
+    return admission.credentials.server_user()  # type: ignore[return-value]
+
+
+def _is_insecure(ctx: Auth.types.AuthContext) -> bool:
+    return bool(getattr(ctx.user, INSECURE_CLAIM, False)) or INSECURE_CLAIM in _claims(ctx.user)
+
+
+def _claims(user: Any) -> dict[str, Any]:
+    try:
+        return dict(user)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _is_maintainer(ctx: Auth.types.AuthContext) -> bool:
+    return f"{PERMISSION_PREFIX}{MAINTAINER}" in ctx.permissions
+
+
+@auth.on.threads
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """Threads and their runs belong to their creator."""
+    return _owned(ctx, value)
+
+
+@auth.on.crons
+async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """Crons belong to their creator."""
+    return _owned(ctx, value)
+
+
+def _owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    if _is_insecure(ctx):
+        return None
+    owner = ctx.user.identity
+    if isinstance(value, dict):  # stamp the owner in place (the server keeps a reference to this dict)
+        metadata = value.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = value["metadata"] = {}
+        metadata[OWNER_KEY] = owner
+    return {OWNER_KEY: owner}  # and only the owner's records are read
+
+
+@auth.on.assistants.read
+async def read_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every caller may read the assistants (the graphs themselves check what a run may do)."""
+
+
+@auth.on.assistants.search
+async def search_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every caller may list the assistants."""
+
+
+@auth.on.assistants
+async def change_assistants(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """Creating, changing or deleting assistants is for maintainers."""
+    if _is_insecure(ctx) or _is_maintainer(ctx):
+        return True
+    raise Auth.exceptions.HTTPException(status_code=403, detail="changing assistants needs the 'maintainer' scope")
+
+
+@auth.on.store
+async def maintainer_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    """The key-value store is for maintainers (brain-graph's graphs do not use it)."""
+    if _is_insecure(ctx) or _is_maintainer(ctx):
+        return True
+    raise Auth.exceptions.HTTPException(status_code=403, detail="the store needs the 'maintainer' scope")

@@ -1,0 +1,119 @@
+"""GraphQL errors with stable ``extensions.code`` values and one-line, actionable messages.
+
+Codes: ``TENANT_REQUIRED`` (no or an empty ``filter.tenantId``), ``BAD_USER_INPUT`` (any other invalid
+argument or query document), ``UNAUTHENTICATED`` (no valid token, or a secured search without a
+principal), ``FORBIDDEN`` (a tenant or scope the token does not grant), ``RATE_LIMITED``,
+``BACKEND_UNAVAILABLE`` and ``INTERNAL_SERVER_ERROR`` (anything else: the message is generic, the
+details go to the server log). Never a stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from graphql import GraphQLError
+
+from brain_graph.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    BackendUnavailableError,
+    ForbiddenError,
+    InvalidRequestError,
+    RateLimitedError,
+    one_line_message,
+)
+
+logger = logging.getLogger("brain_graph.graphql")
+
+TENANT_REQUIRED = "TENANT_REQUIRED"
+BAD_USER_INPUT = "BAD_USER_INPUT"
+UNAUTHENTICATED = "UNAUTHENTICATED"
+FORBIDDEN = "FORBIDDEN"
+RATE_LIMITED = "RATE_LIMITED"
+BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
+INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+CODES = (
+    TENANT_REQUIRED,
+    BAD_USER_INPUT,
+    UNAUTHENTICATED,
+    FORBIDDEN,
+    RATE_LIMITED,
+    BACKEND_UNAVAILABLE,
+    INTERNAL_SERVER_ERROR,
+)
+INTERNAL_MESSAGE = "internal error; the server log has the details"
+
+
+def code_of(error: BaseException) -> str:
+    """The ``extensions.code`` of an error raised while resolving ``brainSearch``."""
+    if isinstance(error, InvalidRequestError):
+        return BAD_USER_INPUT
+    if isinstance(error, ForbiddenError):
+        return FORBIDDEN
+    if isinstance(error, AuthenticationError | AuthorizationError):
+        return UNAUTHENTICATED
+    if isinstance(error, RateLimitedError):
+        return RATE_LIMITED
+    if isinstance(error, BackendUnavailableError):
+        return BACKEND_UNAVAILABLE
+    return INTERNAL_SERVER_ERROR
+
+
+def error_body(code: str, message: str, **extensions: Any) -> dict[str, Any]:
+    """A GraphQL response holding one error (for refusals before execution: 401, 429)."""
+    error = {"message": one_line_message(message), "extensions": {"code": code, **extensions}}
+    return {"data": None, "errors": [error]}
+
+
+def _validation_code(message: str) -> str:
+    """A query-document error (parse, validation, argument coercion): a missing tenant is
+    ``TENANT_REQUIRED``, the rest ``BAD_USER_INPUT``."""
+    if "tenantId" in message and ("required" in message or "null" in message):
+        return TENANT_REQUIRED
+    return BAD_USER_INPUT
+
+
+def format_error(error: GraphQLError, debug: bool = False) -> dict[str, Any]:
+    """Ariadne's error formatter: every error gets a code; unexpected errors a generic message."""
+    formatted: dict[str, Any] = dict(error.formatted)
+    original = error.original_error
+    extensions = dict(formatted.get("extensions") or {})
+    if original is None:
+        extensions.setdefault("code", _validation_code(error.message))
+    elif isinstance(original, GraphQLError):
+        return format_error(original, debug)
+    else:
+        code = code_of(original)
+        extensions["code"] = code
+        if code == INTERNAL_SERVER_ERROR:
+            formatted["message"] = INTERNAL_MESSAGE  # the traceback is in the server log (ServerErrorLog)
+        else:
+            formatted["message"] = one_line_message(str(original))
+        if isinstance(original, InvalidRequestError):
+            extensions["field"] = original.field
+        if isinstance(original, BackendUnavailableError):
+            extensions["backend"] = original.backend
+    formatted["extensions"] = extensions
+    return formatted
+
+
+class ServerErrorLog(logging.LoggerAdapter[logging.Logger]):
+    """Ariadne's error log without the caller's errors: a refused token, a tenant outside the token or
+    an invalid argument is an answer, not a server fault, and gets no traceback in the server log."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        if isinstance(msg, GraphQLError) and not _is_server_fault(msg):
+            return
+        super().log(level, msg, *args, **kwargs)
+
+
+def _is_server_fault(error: GraphQLError) -> bool:
+    """Whether an error is the server's: an unexpected exception (not a document error, nor one of
+    brain-graph's caller errors, nor a GraphQL error the resolver raised with a code)."""
+    original = error.original_error
+    if original is None:
+        return False
+    if isinstance(original, GraphQLError):
+        return "code" not in (original.extensions or {}) and _is_server_fault(original)
+    return code_of(original) == INTERNAL_SERVER_ERROR

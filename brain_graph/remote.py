@@ -1,0 +1,76 @@
+"""brain_search on a LangGraph server as a node of another graph, run as the parent run's principal.
+
+:func:`remote_brain_search` wraps :class:`langgraph.pregel.remote.RemoteGraph`: it reads the
+``queryText``, ``filter`` and ``options`` of the parent's state, sends the parent's principal to the
+server as a bearer token (from ``credentials``: by default a token valid for 60 s minted with this
+deployment's ``BRAIN_GRAPH_AUTH_SECRET``, which the server verifies) and in the run context (for a
+server in insecure development mode), and returns the result keys to the parent's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langgraph.pregel.remote import RemoteGraph
+from langgraph.runtime import Runtime
+
+from brain_graph.auth.settings import load_auth_settings
+from brain_graph.graph import GRAPH_NAME
+from brain_graph.requests import as_principal, is_insecure_user, principal_from_user
+from brain_graph.security import Principal
+
+RESULT_KEYS = ("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates")
+DELEGATED_TOKEN_TTL_S = 60
+
+CredentialSource = Callable[[Principal, str], str]
+"""``(principal, tenant) -> bearer token`` for a search of ``tenant`` as ``principal``."""
+
+
+def delegated_token(principal: Principal, tenant_id: str) -> str:
+    """A reader token for ``principal``, valid 60 s, minted with ``BRAIN_GRAPH_AUTH_SECRET``; it names
+    the principal's tenants, or the searched tenant for a principal without a tenant list (a caller
+    in this process, trusted with any tenant)."""
+    tenants = principal.tenants if principal.tenants is not None else frozenset({tenant_id})
+    scoped = Principal(principal.principal_id, principal.groups, tenants)
+    return load_auth_settings().issuer_for_minting().for_principal(scoped, ttl_s=DELEGATED_TOKEN_TTL_S)
+
+
+def parent_principal(runtime: Runtime[Any]) -> Principal | None:
+    """The principal of the parent run: its server's authenticated user, else its run context's."""
+    user = runtime.server_info.user if runtime.server_info is not None else None
+    if user is not None and not is_insecure_user(user):
+        return principal_from_user(user)
+    context = runtime.context
+    value = context.get("principal") if isinstance(context, Mapping) else getattr(context, "principal", None)
+    return as_principal(value)
+
+
+def remote_brain_search(
+    url: str,
+    *,
+    assistant_id: str = GRAPH_NAME,
+    credentials: CredentialSource | None = delegated_token,
+    api_key: str | None = None,
+) -> Callable[[Mapping[str, Any], Runtime[Any]], dict[str, Any]]:
+    """A node running brain_search on the server at ``url`` as the parent run's principal.
+
+    ``credentials=None`` sends no token (a server without authentication, or in insecure mode).
+    Without a principal in the parent run, no token is sent: secured searches fail closed there.
+    """
+    remote = RemoteGraph(assistant_id, url=url, api_key=api_key)
+
+    def brain_search(state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
+        request = {key: state[key] for key in ("queryText", "filter", "options") if state.get(key) is not None}
+        principal = parent_principal(runtime)
+        headers: dict[str, str] = {}
+        context: dict[str, Any] = {}
+        if principal is not None and not principal.is_anonymous:
+            context["principal"] = principal.to_wire()
+            if credentials is not None:
+                tenant = (request.get("filter") or {}).get("tenantId")
+                headers["Authorization"] = f"Bearer {credentials(principal, str(tenant or ''))}"
+        output = remote.invoke(request, context=context or None, headers=headers or None)
+        return {key: output[key] for key in RESULT_KEYS if key in output}
+
+    return brain_search

@@ -1,0 +1,232 @@
+"""/graphql and the runs API on one `langgraph dev` server with the repository's langgraph.json and
+bearer tokens: one principal, one set of rules, one rate-limit budget, stable error codes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import httpx
+import pytest
+from langgraph.graph import END, START, StateGraph
+
+from brain_graph.auth import TokenIssuer
+from brain_graph.auth.settings import load_auth_settings
+from brain_graph.graph import GRAPH_NAME, BrainSearchGraph
+from brain_graph.index_graph import INDEX_GRAPH_NAME
+from brain_graph.remote import remote_brain_search
+from brain_graph.state import BrainSearchContext
+from tests.platform.cases import SECURED_POSTMORTEM, canonical, in_process
+from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
+from tests.platform.graphql_queries import BRAIN_SEARCH, variables
+
+pytestmark = pytest.mark.server
+
+SECRET = "graphql-server-test-secret-0123456789abcdef"
+RATE_LIMIT = 20
+RATE_WINDOW_S = 3
+ISSUER = TokenIssuer(SECRET)
+SEED_EXAMPLE = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme", "secured": True}}
+
+
+def token(subject: str, *, tenants: tuple[str, ...] = ("acme",), groups: tuple[str, ...] = (), **extra: Any) -> str:
+    return ISSUER.mint(subject, tenants, groups=groups, **extra)
+
+
+ALICE = token("alice", groups=("security",))
+BOB = token("bob")
+
+
+@pytest.fixture(scope="module")
+def server(brain_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    env = {
+        "BRAIN_GRAPH_HOME": str(brain_home),
+        "BRAIN_GRAPH_AUTH_SECRET": SECRET,
+        "BRAIN_GRAPH_RATE_LIMIT": f"{RATE_LIMIT} per {RATE_WINDOW_S} seconds",
+    }
+    with run_dev_server(REPO_ROOT / "langgraph.json", tmp_path_factory.mktemp("graphql-server"), env) as running:
+        yield running
+
+
+def graphql(
+    server: DevServer, bearer: str | None, request: dict[str, Any], query: str = BRAIN_SEARCH
+) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {bearer}"} if bearer is not None else {}
+    body = {"query": query, "variables": variables(request)}
+    return httpx.post(f"{server.url}/graphql", json=body, headers=headers, timeout=60)
+
+
+def run_wait(server: DevServer, bearer: str | None, graph: str, graph_input: dict[str, Any]) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {bearer}"} if bearer is not None else {}
+    body = {"assistant_id": graph, "input": graph_input}
+    return httpx.post(f"{server.url}/runs/wait", json=body, headers=headers, timeout=60)
+
+
+def error_code(response: httpx.Response) -> str:
+    errors = response.json()["errors"]
+    assert len(errors) == 1
+    assert "\n" not in errors[0]["message"]
+    assert "Traceback" not in errors[0]["message"]
+    return str(errors[0]["extensions"]["code"])
+
+
+def hit_ids(result: dict[str, Any]) -> list[str]:
+    return [hit["nodeId"] for hit in result["hits"]]
+
+
+def test_the_seed_query_equals_the_graphs_own_output(server: DevServer, home_graph: BrainSearchGraph) -> None:
+    response = graphql(server, ALICE, SEED_EXAMPLE)
+    assert response.status_code == 200, response.text
+    result = response.json()["data"]["brainSearch"]
+    principal = {"principalId": "alice", "groups": ["security"], "tenants": ["acme"]}
+    assert canonical(result) == canonical(in_process(home_graph, SEED_EXAMPLE, principal))
+    assert SECURED_POSTMORTEM in hit_ids(result)
+    assert int(response.headers["X-RateLimit-Limit"]) == RATE_LIMIT
+
+
+def test_graphql_and_the_runs_api_give_the_same_result(server: DevServer) -> None:
+    request = {**SEED_EXAMPLE, "options": {"topK": 5, "expandDepth": 2}}
+    over_graphql = graphql(server, ALICE, request).json()["data"]["brainSearch"]
+    over_runs = run_wait(server, ALICE, GRAPH_NAME, request).json()
+    assert canonical(over_graphql) == canonical(over_runs)
+
+
+def test_secured_items_follow_the_tokens_principal(server: DevServer) -> None:
+    assert SECURED_POSTMORTEM in hit_ids(graphql(server, ALICE, SEED_EXAMPLE).json()["data"]["brainSearch"])
+    assert SECURED_POSTMORTEM not in hit_ids(graphql(server, BOB, SEED_EXAMPLE).json()["data"]["brainSearch"])
+    assert SECURED_POSTMORTEM not in hit_ids(run_wait(server, BOB, GRAPH_NAME, SEED_EXAMPLE).json())
+
+
+@pytest.mark.parametrize(
+    ("bearer", "message"),
+    [
+        (None, "missing bearer token"),
+        (ISSUER.mint("alice", ["acme"]) + "x", "signature does not verify"),
+        (TokenIssuer("another-secret-of-at-least-32-characters").mint("alice", ["acme"]), "signature does not verify"),
+        (ISSUER.mint("alice", ["acme"], ttl_s=60, now=time.time() - 120), "expired"),
+        ("not-a-jwt", "invalid"),
+    ],
+    ids=["missing", "tampered", "other-key", "expired", "garbage"],
+)
+def test_bad_credentials_are_unauthenticated(server: DevServer, bearer: str | None, message: str) -> None:
+    response = graphql(server, bearer, SEED_EXAMPLE)
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert error_code(response) == "UNAUTHENTICATED"
+    assert message in response.json()["errors"][0]["message"]
+    over_runs = run_wait(server, bearer, GRAPH_NAME, SEED_EXAMPLE)
+    assert over_runs.status_code == 401
+    assert message in over_runs.json()["detail"]
+
+
+def test_another_tenant_is_forbidden_not_empty(server: DevServer) -> None:
+    request = {"queryText": "token refresh", "filter": {"tenantId": "globex", "secured": False}}
+    response = graphql(server, ALICE, request)
+    assert error_code(response) == "FORBIDDEN"
+    assert "may not read tenant 'globex'" in response.json()["errors"][0]["message"]
+    error = run_wait(server, ALICE, GRAPH_NAME, request).json()["__error__"]
+    assert error["error"] == "ForbiddenError"
+    assert "may not read tenant 'globex'" in error["message"]
+    both = token("carol", tenants=("acme", "globex"))
+    assert graphql(server, both, request).json()["data"]["brainSearch"]["hits"]
+
+
+def test_input_errors_have_stable_codes(server: DevServer) -> None:
+    no_tenant = graphql(server, ALICE, {"queryText": "x", "filter": {"secured": False}})
+    assert error_code(no_tenant) == "TENANT_REQUIRED"
+    blank_tenant = graphql(server, ALICE, {"queryText": "x", "filter": {"tenantId": "  "}})
+    assert error_code(blank_tenant) == "TENANT_REQUIRED"
+    top_k = graphql(server, ALICE, {"queryText": "x", "filter": {"tenantId": "acme"}, "options": {"topK": 0}})
+    assert error_code(top_k) == "BAD_USER_INPUT"
+    assert top_k.json()["errors"][0]["extensions"]["field"] == "options.topK"
+    unknown_field = graphql(
+        server, ALICE, SEED_EXAMPLE, query='{ brainSearch(queryText: "x", filter: {tenantId: "acme"}) { nope } }'
+    )
+    assert error_code(unknown_field) == "BAD_USER_INPUT"
+
+
+def test_reader_searches_and_only_a_maintainer_indexes(server: DevServer) -> None:
+    refused = run_wait(server, BOB, INDEX_GRAPH_NAME, {"tenants": ["acme"]}).json()["__error__"]
+    assert refused["error"] == "ForbiddenError"
+    assert "'maintainer' scope" in refused["message"]
+    maintainer = token("mia", scopes=("maintainer",))
+    outside = run_wait(server, maintainer, INDEX_GRAPH_NAME, {"tenants": ["globex"]}).json()["__error__"]
+    assert outside["error"] == "ForbiddenError"
+    report = run_wait(server, maintainer, INDEX_GRAPH_NAME, {"tenants": ["acme"]}).json()
+    assert "__error__" not in report, report
+    assert graphql(server, maintainer, SEED_EXAMPLE).json()["data"]["brainSearch"]["hits"]  # maintainer reads too
+
+
+def test_threads_belong_to_their_creator(server: DevServer) -> None:
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    thread = httpx.post(f"{server.url}/threads", json={}, headers=headers, timeout=30).json()
+    assert thread["metadata"]["owner"] == "alice"
+    own = httpx.get(f"{server.url}/threads/{thread['thread_id']}", headers=headers, timeout=30)
+    assert own.status_code == 200
+    other = httpx.get(f"{server.url}/threads/{thread['thread_id']}", headers={"Authorization": f"Bearer {BOB}"})
+    assert other.status_code == 404
+
+
+def test_the_rate_limit_is_reached_and_recovers(server: DevServer) -> None:
+    limited = token("rate-tester")
+    request = {"queryText": "token", "filter": {"tenantId": "acme", "secured": False}, "options": {"topK": 1}}
+    query = "query($queryText: String!, $filter: BrainSearchFilterInput!, $options: BrainSearchOptionsInput) "
+    query += "{ brainSearch(queryText: $queryText, filter: $filter, options: $options) { hits { nodeId } } }"
+    statuses = [graphql(server, limited, request, query).status_code for _ in range(RATE_LIMIT)]
+    assert statuses == [200] * RATE_LIMIT
+    refused = graphql(server, limited, request, query)
+    assert refused.status_code == 429
+    assert error_code(refused) == "RATE_LIMITED"
+    retry_after = int(refused.headers["Retry-After"])
+    assert 1 <= retry_after <= RATE_WINDOW_S
+    assert refused.headers["X-RateLimit-Remaining"] == "0"
+    over_runs = run_wait(server, limited, GRAPH_NAME, request)  # one budget for both surfaces
+    assert over_runs.status_code == 429
+    assert "Retry-After" in over_runs.headers
+    assert graphql(server, ALICE, SEED_EXAMPLE).status_code == 200  # another principal is unaffected
+    time.sleep(retry_after + 0.5)
+    assert graphql(server, limited, request, query).status_code == 200
+
+
+class ParentState(TypedDict, total=False):
+    queryText: str
+    filter: dict[str, Any]
+    options: dict[str, Any]
+    hits: list[dict[str, Any]]
+    promptPack: dict[str, Any]
+
+
+def test_a_remote_graph_node_searches_as_the_parents_principal(
+    server: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRAIN_GRAPH_AUTH_SECRET", SECRET)  # the delegated token is minted with the server's key
+    load_auth_settings.cache_clear()
+    try:
+        builder: StateGraph[ParentState, BrainSearchContext, ParentState, ParentState] = StateGraph(
+            ParentState, context_schema=BrainSearchContext
+        )
+        builder.add_node("search", remote_brain_search(server.url))
+        builder.add_edge(START, "search")
+        builder.add_edge("search", END)
+        parent = builder.compile()
+        alice = parent.invoke(
+            SEED_EXAMPLE, context=BrainSearchContext(principal={"principalId": "alice", "groups": ["security"]})
+        )
+        assert SECURED_POSTMORTEM in hit_ids(alice)
+        bob = parent.invoke(SEED_EXAMPLE, context=BrainSearchContext(principal={"principalId": "bob"}))
+        assert SECURED_POSTMORTEM not in hit_ids(bob)
+    finally:
+        load_auth_settings.cache_clear()
+
+
+def test_refused_graphql_requests_log_no_traceback(server: DevServer) -> None:
+    """A caller's error is an answer, not a server fault: ariadne's traceback (executor frames) stays out."""
+    assert error_code(graphql(server, None, SEED_EXAMPLE)) == "UNAUTHENTICATED"
+    assert error_code(graphql(server, ALICE, {"queryText": "x", "filter": {"tenantId": "globex"}})) == "FORBIDDEN"
+    assert (
+        error_code(graphql(server, ALICE, {"queryText": "x", "filter": {"tenantId": "acme"}, "options": {"topK": 0}}))
+        == "BAD_USER_INPUT"
+    )
+    assert "graphql/execution" not in server.log()
