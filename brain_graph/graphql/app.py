@@ -26,6 +26,7 @@ from brain_graph.graphql.errors import (
     error_body,
     format_error,
 )
+from brain_graph.graphql.limits import OneSearchPerRequest
 from brain_graph.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, build_schema
 
 logger = logging.getLogger("brain_graph.graphql")
@@ -55,6 +56,7 @@ class GraphQLApp:
             error_formatter=format_error,
             debug=False,
             logger=ServerErrorLog(logger),
+            validation_rules=[OneSearchPerRequest],
         )
 
     def _context(self, request: Any, data: Any) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def dev_server(brain_home: Path, tmp_path_factory: pytest.TempPathFactory) -> It
         REPO_ROOT / "langgraph.json",
         tmp_path_factory.mktemp("langgraph-dev"),
         # The repository's langgraph.json authenticates with bearer tokens; these tests use the
-        # insecure development mode (tests/platform/test_graphql_auth.py covers the tokens).
+        # insecure development mode (tests/platform/test_graphql_server.py covers the tokens).
         {"BRAIN_GRAPH_HOME": str(brain_home), "DEBUG_PIPELINE": "1", "BRAIN_GRAPH_AUTH": "insecure"},
     ) as server:
         yield server

@@ -230,3 +230,16 @@ def test_refused_graphql_requests_log_no_traceback(server: DevServer) -> None:
         == "BAD_USER_INPUT"
     )
     assert "graphql/execution" not in server.log()
+
+
+def test_one_request_runs_at_most_one_search(server: DevServer) -> None:
+    search = 'brainSearch(queryText: "token", filter: {tenantId: "acme", secured: false}) { hits { nodeId } }'
+    aliased = graphql(server, ALICE, SEED_EXAMPLE, query=f"{{ a: {search} b: {search} }}")
+    assert error_code(aliased) == "BAD_USER_INPUT"
+    assert "at most 1" in aliased.json()["errors"][0]["message"]
+    fragments = f"query {{ ...A ...B }} fragment A on Query {{ a: {search} }} fragment B on Query {{ b: {search} }}"
+    assert error_code(graphql(server, ALICE, SEED_EXAMPLE, query=fragments)) == "BAD_USER_INPUT"
+    body = [{"query": f"{{ {search} }}"}, {"query": f"{{ {search} }}"}]  # a batch: not accepted
+    batch = httpx.post(f"{server.url}/graphql", json=body, headers={"Authorization": f"Bearer {ALICE}"}, timeout=60)
+    assert batch.status_code == 400
+    assert "hits" not in batch.text
