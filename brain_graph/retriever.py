@@ -1,18 +1,30 @@
-"""A LangChain retriever over the brain_search graph."""
+"""A LangChain retriever over the brain_search graph: in process, or on a LangGraph server."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, Field, PrivateAttr
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langgraph.pregel import Pregel
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchResult
-from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.graph import build_graph
+from brain_graph.requests import as_principal
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, search_input
+
+PRINCIPAL_KEY = "principal"
+
+
+def configured_principal(config: RunnableConfig | None) -> Principal | None:
+    """The principal of a call: ``config["configurable"]["principal"]``, a :class:`Principal` or its
+    JSON form (validated: a malformed one is an :class:`~brain_graph.errors.InvalidRequestError`)."""
+    return as_principal(ensure_config(config).get("configurable", {}).get(PRINCIPAL_KEY))
 
 
 class BrainSearchRetriever(BaseRetriever):
@@ -26,14 +38,20 @@ class BrainSearchRetriever(BaseRetriever):
     number in the prompt pack, or ``None`` beyond the citation limit). ``Document.id`` is the source
     node id.
 
-    Give a compiled ``graph`` (e.g. from :func:`brain_graph.build_graph`), or ``services`` to build
-    one, or neither to use the environment's services. ``secured`` searches need a ``principal``
-    (they fail closed with :class:`brain_graph.AuthorizationError` otherwise).
+    ``graph`` is any runnable brain_search graph: a compiled one (:func:`brain_graph.build_graph`; it
+    gets a :class:`BrainSearchContext`) or a :class:`langgraph.pregel.remote.RemoteGraph` of a LangGraph
+    server (it gets the JSON context ``{"principal": {principalId, groups}}``; its errors arrive as
+    ``RemoteException`` carrying ``{error, message}``). Without ``graph``, one is built from
+    ``services`` or the environment's services; ``services`` only apply in process.
+
+    ``secured`` searches need a principal: ``principal`` here, or per call in
+    ``config={"configurable": {"principal": Principal | {principalId, groups}}}``, which overrides it.
+    Without one they fail closed (:class:`brain_graph.AuthorizationError`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    graph: BrainSearchGraph | None = None
+    graph: Runnable[Any, Any] | None = None
     services: SearchServices | None = None
     tenant_id: str
     project_key: str | None = None
@@ -42,9 +60,15 @@ class BrainSearchRetriever(BaseRetriever):
     principal: Principal | None = None
     secured: bool = True
 
-    _built: BrainSearchGraph | None = PrivateAttr(default=None)
+    _built: Runnable[Any, Any] | None = PrivateAttr(default=None)
 
-    def _graph(self) -> BrainSearchGraph:
+    @model_validator(mode="after")
+    def _services_need_an_in_process_graph(self) -> BrainSearchRetriever:
+        if self.services is not None and self.graph is not None and not isinstance(self.graph, Pregel):
+            raise ValueError("services apply to an in-process graph only; a remote graph uses the server's")
+        return self
+
+    def _graph(self) -> Runnable[Any, Any]:
         if self.graph is not None:
             return self.graph
         if self._built is None:
@@ -62,19 +86,31 @@ class BrainSearchRetriever(BaseRetriever):
             options=self.options.to_wire(),
         )
 
-    def _context(self) -> BrainSearchContext:
-        return BrainSearchContext(principal=self.principal, services=self.services)
+    def _context(self, principal: Principal | None) -> BrainSearchContext | dict[str, Any] | None:
+        """The run context: a :class:`BrainSearchContext` in process, JSON for any other graph."""
+        principal = principal if principal is not None else self.principal
+        if isinstance(self._graph(), Pregel):
+            return BrainSearchContext(principal=principal, services=self.services)
+        return {PRINCIPAL_KEY: principal.to_wire()} if principal is not None else None
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return super().invoke(input, config, **kwargs, principal=configured_principal(config))
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return await super().ainvoke(input, config, **kwargs, principal=configured_principal(config))
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, principal: Principal | None = None
+    ) -> list[Document]:
         config: RunnableConfig = {"callbacks": run_manager.get_child()}
-        output = self._graph().invoke(self.search_input(query), config, context=self._context())
+        output = self._graph().invoke(self.search_input(query), config, context=self._context(principal))
         return to_documents(BrainSearchResult.model_validate(output))
 
     async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, principal: Principal | None = None
     ) -> list[Document]:
         config: RunnableConfig = {"callbacks": run_manager.get_child()}
-        output = await self._graph().ainvoke(self.search_input(query), config, context=self._context())
+        output = await self._graph().ainvoke(self.search_input(query), config, context=self._context(principal))
         return to_documents(BrainSearchResult.model_validate(output))
 
 

@@ -11,7 +11,8 @@ name can be read as another kind and none prints like another.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -104,7 +105,7 @@ class Principal:
 
     principal_id: str
     groups: tuple[str, ...] = ()
-    tenants: Collection[str] | None = None  # stored as a frozenset
+    tenants: Sequence[str] | AbstractSet[str] | None = None  # stored as a frozenset
 
     def __post_init__(self) -> None:
         if not isinstance(self.principal_id, str):

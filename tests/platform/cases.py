@@ -12,6 +12,9 @@ from brain_graph.state import BrainSearchContext, BrainSearchInput
 
 ALICE: dict[str, Any] = {"principalId": "alice", "groups": ["security"]}
 SECURED_POSTMORTEM = "acme:doc:postmortem-oauth-token-refresh-outage"
+# A secured search (the default) and the start of the message it fails closed with, without a principal.
+SECURED_WITHOUT_PRINCIPAL: dict[str, Any] = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme"}}
+NO_PRINCIPAL = "filter.secured is true but the request has no principal; pass a principal in the runtime context"
 
 # name -> (graph input, context principal or None)
 SEARCHES: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {

@@ -1,5 +1,6 @@
 """``langgraph dev`` as the tests run it never reaches the network: no usage ping, no version check,
-no tracing, no browser. Checked with strace: the server opens no connection off the loopback."""
+no tracing, no browser (checked with strace: the server opens no connection off the loopback), and it
+starts cleanly: no traceback, no end-of-life or deprecation banner, no warning but brain-graph's own."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ CONNECT = re.compile(
     r'connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\), .*?inet_(?:addr|pton)\((?:AF_INET6, )?"([^"]+)"'
 )
 LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# langgraph-api 0.8 printed "⚠️ [support] langgraph-api 0.8.7 is End of Life." (and "is in Critical support.")
+BANNER = re.compile(r"end[ -]of[ -]life|deprecat|\[support\]|critical support", re.IGNORECASE)
+LEVEL = re.compile(r"\[(warning|error|critical)\s*\].*?\[([\w.]+)\]")
 
 
 def _strace_works() -> bool:
@@ -37,7 +42,10 @@ def test_the_dev_server_opens_no_outbound_connection(brain_home: Path, tmp_path:
     trace = tmp_path / "connect.trace"
     wrapper = ["strace", "-f", "-e", "trace=connect", "-o", str(trace)]
     with run_dev_server(
-        REPO_ROOT / "langgraph.json", tmp_path, {"BRAIN_GRAPH_HOME": str(brain_home)}, wrapper=wrapper
+        REPO_ROOT / "langgraph.json",
+        tmp_path,
+        {"BRAIN_GRAPH_HOME": str(brain_home), "BRAIN_GRAPH_AUTH": "insecure"},  # runs without a token
+        wrapper=wrapper,
     ) as server:
         request, _ = SEARCHES["public"]
         response = httpx.post(
@@ -52,3 +60,23 @@ def test_the_dev_server_opens_no_outbound_connection(brain_home: Path, tmp_path:
     ]
     assert outbound == []
     assert "Opening Studio in your browser" not in server.log()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        pytest.param({"BRAIN_GRAPH_AUTH": "insecure"}, id="insecure-dev-mode"),
+        pytest.param({"BRAIN_GRAPH_AUTH_SECRET": "s" * 48}, id="bearer-tokens"),
+    ],
+)
+def test_the_server_starts_without_tracebacks_or_banners(brain_home: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    with run_dev_server(REPO_ROOT / "langgraph.json", tmp_path, {"BRAIN_GRAPH_HOME": str(brain_home), **env}) as server:
+        startup = ANSI.sub("", server.log())  # everything printed until it answered /ok
+    assert "Application started up" in startup
+    assert "Traceback" not in startup
+    assert BANNER.findall(startup) == []
+    assert "Warning:" not in startup  # no Python warning (UserWarning, DeprecationWarning, ...)
+    loggers = {logger for _, logger in LEVEL.findall(startup)}
+    assert {logger for logger in loggers if not logger.startswith("brain_graph")} == set()
+    if "BRAIN_GRAPH_AUTH_SECRET" in env:
+        assert loggers == set()

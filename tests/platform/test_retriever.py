@@ -1,4 +1,5 @@
-"""BrainSearchRetriever: brain_search as a LangChain retriever, sync, async and inside LCEL."""
+"""BrainSearchRetriever: brain_search as a LangChain retriever, sync, async and inside LCEL, in process
+and over a real ``langgraph dev`` server (RemoteGraph)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,26 @@ from typing import Any, cast
 import pytest
 from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
+from langchain_core.runnables import RunnableConfig, RunnablePassthrough
+from langgraph.pregel.remote import RemoteException, RemoteGraph
 from pydantic import ValidationError
 
 from brain_graph.contracts import BrainSearchOptionsInput
-from brain_graph.errors import AuthorizationError
-from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.errors import AuthorizationError, InvalidRequestError
+from brain_graph.graph import GRAPH_NAME, BrainSearchGraph, build_graph
 from brain_graph.retriever import BrainSearchRetriever
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
-from tests.platform.cases import ALICE, SECURED_POSTMORTEM, in_process
+from tests.platform.cases import ALICE, NO_PRINCIPAL, SECURED_POSTMORTEM, in_process
+from tests.platform.devserver import DevServer
 
 QUERY = "token refresh outage"
+SECURED_QUERY = "token refresh postmortem"
+
+
+def per_call(principal: Principal | dict[str, Any] = ALICE) -> RunnableConfig:
+    """A call config carrying a principal."""
+    return {"configurable": {"principal": principal}}
 
 
 def format_docs(documents: list[Document]) -> str:
@@ -143,3 +152,66 @@ def test_built_from_services_with_project_and_kinds(home_services: SearchService
 def test_options_are_validated_when_the_retriever_is_made(home_graph: BrainSearchGraph) -> None:
     with pytest.raises(ValidationError, match="topK"):
         BrainSearchRetriever(graph=home_graph, tenant_id="acme", options=cast(Any, {"topK": 1000}))
+
+
+def test_the_principal_can_be_given_per_call(home_graph: BrainSearchGraph) -> None:
+    expected = in_process(home_graph, {"queryText": SECURED_QUERY, "filter": {"tenantId": "acme"}}, ALICE)
+    expected_ids = [passage["sourceNodeId"] for passage in expected["passages"]]
+    anonymous = BrainSearchRetriever(graph=home_graph, tenant_id="acme")
+    for principal in (ALICE, Principal("alice", ("security",))):
+        documents = anonymous.invoke(SECURED_QUERY, config=per_call(principal))
+        assert [doc.id for doc in documents] == expected_ids
+        assert SECURED_POSTMORTEM in expected_ids
+    assert [doc.id for doc in asyncio.run(anonymous.ainvoke(SECURED_QUERY, config=per_call()))] == expected_ids
+    assert [[doc.id for doc in docs] for docs in anonymous.batch([SECURED_QUERY] * 2, config=per_call())] == [
+        expected_ids
+    ] * 2
+    # through an LCEL chain: the chain's config reaches the retriever
+    chain = anonymous | format_docs
+    assert chain.invoke(SECURED_QUERY, config=per_call()) == format_docs(anonymous.invoke(SECURED_QUERY, per_call()))
+    with pytest.raises(AuthorizationError):
+        anonymous.invoke(SECURED_QUERY)  # no principal at all: fails closed
+    with pytest.raises(InvalidRequestError, match=r"context\.principal\.groups"):
+        anonymous.invoke(SECURED_QUERY, config=per_call({"principalId": "alice", "groups": "security"}))
+
+
+def test_a_per_call_principal_overrides_the_retrievers(home_graph: BrainSearchGraph) -> None:
+    outsider = BrainSearchRetriever(graph=home_graph, tenant_id="acme", principal=Principal("mallory"))
+    assert SECURED_POSTMORTEM not in [doc.id for doc in outsider.invoke(SECURED_QUERY)]
+    assert SECURED_POSTMORTEM in [doc.id for doc in outsider.invoke(SECURED_QUERY, config=per_call())]
+    alice = BrainSearchRetriever(graph=home_graph, tenant_id="acme", principal=Principal("alice", ("security",)))
+    assert SECURED_POSTMORTEM in [doc.id for doc in alice.invoke(SECURED_QUERY)]
+    as_mallory = per_call({"principalId": "mallory", "groups": []})
+    assert SECURED_POSTMORTEM not in [doc.id for doc in alice.invoke(SECURED_QUERY, config=as_mallory)]
+
+
+@pytest.mark.server
+def test_a_remote_graph_on_a_langgraph_server(dev_server: DevServer, home_graph: BrainSearchGraph) -> None:
+    remote = RemoteGraph(GRAPH_NAME, url=dev_server.url, api_key=None)
+    retriever = BrainSearchRetriever(graph=remote, tenant_id="acme")
+    local = BrainSearchRetriever(graph=home_graph, tenant_id="acme")
+    documents = retriever.invoke(SECURED_QUERY, config=per_call())
+    assert SECURED_POSTMORTEM in [doc.id for doc in documents]
+    assert documents == local.invoke(SECURED_QUERY, config=per_call())
+    assert (
+        asyncio.run(retriever.ainvoke(SECURED_QUERY, config=per_call(Principal("alice", ("security",))))) == documents
+    )
+    with_principal = BrainSearchRetriever(graph=remote, tenant_id="acme", principal=Principal("alice", ("security",)))
+    assert with_principal.invoke(SECURED_QUERY) == documents
+    # without alice's principal: a secured search fails closed on the server, a public one misses the item
+    with pytest.raises(RemoteException) as failed:
+        retriever.invoke(SECURED_QUERY)
+    assert failed.value.args[0]["error"] == "AuthorizationError"
+    assert failed.value.args[0]["message"].startswith(NO_PRINCIPAL)
+    public = BrainSearchRetriever(graph=remote, tenant_id="acme", secured=False).invoke(SECURED_QUERY)
+    assert public
+    assert SECURED_POSTMORTEM not in [doc.id for doc in public]
+    outsider = per_call({"principalId": "mallory", "groups": []})
+    assert SECURED_POSTMORTEM not in [doc.id for doc in with_principal.invoke(SECURED_QUERY, config=outsider)]
+
+
+def test_services_need_an_in_process_graph(home_services: SearchServices) -> None:
+    with pytest.raises(ValidationError, match="in-process graph"):
+        BrainSearchRetriever(
+            graph=RemoteGraph(GRAPH_NAME, url="http://127.0.0.1:9"), services=home_services, tenant_id="acme"
+        )

@@ -3,15 +3,26 @@ in-process result; streams show the six steps; bad requests fail with the field 
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
+from brain_graph.errors import InvalidRequestError
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph
 from brain_graph.state import BrainSearchInput
-from tests.platform.cases import ALICE, INVALID, SEARCHES, SECURED_POSTMORTEM, canonical, in_process
+from tests.platform.cases import (
+    ALICE,
+    INVALID,
+    NO_PRINCIPAL,
+    SEARCHES,
+    SECURED_POSTMORTEM,
+    SECURED_WITHOUT_PRINCIPAL,
+    canonical,
+    in_process,
+)
 from tests.platform.devserver import DevServer
 
 pytestmark = pytest.mark.server
@@ -21,8 +32,24 @@ def _context(principal: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"principal": principal} if principal is not None else None
 
 
+def _sse(url: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The ``(event, data)`` pairs of a plain-HTTP ``/runs/stream`` response."""
+    events: list[tuple[str, Any]] = []
+    with httpx.stream("POST", f"{url}/runs/stream", json=body, timeout=60) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        text = response.read().decode("utf-8")
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        lines = block.splitlines()
+        event = next((line.removeprefix("event:").strip() for line in lines if line.startswith("event:")), None)
+        data = "\n".join(line.removeprefix("data:").strip() for line in lines if line.startswith("data:"))
+        if event is not None:
+            events.append((event, json.loads(data) if data else None))
+    return events
+
+
 def test_server_is_up_with_the_custom_health_route(dev_server: DevServer) -> None:
-    assert httpx.get(f"{dev_server.url}/ok", timeout=10).json() == {"ok": True}
+    assert httpx.get(f"{dev_server.url}/ok", timeout=10).json()["ok"] is True  # 0.16 adds "services"
     health = httpx.get(f"{dev_server.url}/brain/health", timeout=10).json()
     assert health["status"] == "ok"
     assert health["graph"] == GRAPH_NAME
@@ -73,14 +100,57 @@ def test_secured_search_with_a_context_principal_sees_the_secured_doc(sdk: SyncL
 
 
 def test_secured_search_without_a_principal_fails_closed(dev_server: DevServer, sdk: SyncLangGraphClient) -> None:
-    request: dict[str, Any] = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme"}}  # secured
-    body = httpx.post(f"{dev_server.url}/runs/wait", json={"assistant_id": GRAPH_NAME, "input": request}, timeout=60)
-    error = body.json()["__error__"]
+    """The error's type and its real message reach the client (AuthorizationError is a RuntimeError,
+    whose message langgraph_api passes through instead of "An internal error occurred")."""
+    body = {"assistant_id": GRAPH_NAME, "input": SECURED_WITHOUT_PRINCIPAL}
+    response = httpx.post(f"{dev_server.url}/runs/wait", json=body, timeout=60)
+    assert response.status_code == 200
+    assert list(response.json()) == ["__error__"]  # no hits, no partial result
+    error = response.json()["__error__"]
     assert error["error"] == "AuthorizationError"
-    assert "hits" not in body.json()
+    assert error["message"].startswith(NO_PRINCIPAL)
     assert "Traceback" not in error["message"]
-    with pytest.raises(Exception, match="AuthorizationError"):
-        sdk.runs.wait(None, GRAPH_NAME, input=request)
+    assert "\n" not in error["message"]
+    with pytest.raises(Exception, match=rf"^AuthorizationError: {NO_PRINCIPAL}"):
+        sdk.runs.wait(None, GRAPH_NAME, input=SECURED_WITHOUT_PRINCIPAL)
+
+
+@pytest.mark.parametrize("stream_mode", ["updates", "values"])
+def test_a_secured_stream_without_a_principal_ends_with_the_error_event(
+    dev_server: DevServer, stream_mode: str
+) -> None:
+    body = {"assistant_id": GRAPH_NAME, "input": SECURED_WITHOUT_PRINCIPAL, "stream_mode": [stream_mode]}
+    events = _sse(dev_server.url, body)
+    assert [event for event, _ in events] == ["metadata", "error"]  # nothing streamed before it fails
+    error = events[-1][1]
+    assert error["error"] == "AuthorizationError"
+    assert error["message"].startswith(NO_PRINCIPAL)
+
+
+def test_an_invalid_request_streams_the_field_over_plain_http(
+    dev_server: DevServer, home_graph: BrainSearchGraph
+) -> None:
+    request, _, field = INVALID["top-k-too-large"]
+    with pytest.raises(InvalidRequestError) as local:
+        home_graph.invoke(cast(BrainSearchInput, request))
+    assert str(local.value).startswith(f"invalid request: {field}: ")
+    expected = {"error": "InvalidRequestError", "message": str(local.value)}  # the very message
+    events = _sse(dev_server.url, {"assistant_id": GRAPH_NAME, "input": request, "stream_mode": ["updates"]})
+    assert [event for event, _ in events] == ["metadata", "error"]
+    assert events[-1][1] == expected
+    body = {"assistant_id": GRAPH_NAME, "input": request}
+    assert httpx.post(f"{dev_server.url}/runs/wait", json=body, timeout=60).json() == {"__error__": expected}
+
+
+def test_unknown_context_keys_are_dropped_by_the_server_and_a_secured_search_fails_closed(
+    dev_server: DevServer,
+) -> None:
+    """langgraph_api keeps only the context keys of the graph's context schema: a misspelt
+    ``principle`` never reaches the graph, so the search has no principal and fails closed."""
+    body = {"assistant_id": GRAPH_NAME, "input": SECURED_WITHOUT_PRINCIPAL, "context": {"principle": ALICE}}
+    error = httpx.post(f"{dev_server.url}/runs/wait", json=body, timeout=60).json()["__error__"]
+    assert error["error"] == "AuthorizationError"
+    assert error["message"].startswith(NO_PRINCIPAL)
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))

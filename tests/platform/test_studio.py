@@ -1,5 +1,6 @@
 """What LangGraph Studio reads from the server: the assistant's graph (six nodes, their edges), the
-schemas behind its input form (descriptions and defaults), and each step's state update."""
+schemas behind its input form (descriptions and defaults), each step's state update, and the type and
+message of a failed run's error."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES
 from tests.helpers import SEED_OPTION_DEFAULTS
-from tests.platform.cases import SEARCHES
+from tests.platform.cases import NO_PRINCIPAL, SEARCHES, SECURED_WITHOUT_PRINCIPAL
 from tests.platform.devserver import DevServer
 
 pytestmark = pytest.mark.server
@@ -128,6 +129,26 @@ def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) ->
     ranked = [candidate["nodeId"] for candidate in results["expand"]["candidates"]]
     cited = [citation["sourceNodeId"] for citation in results["build_pack"]["promptPack"]["citations"]]
     assert cited == ranked[: len(cited)]
+
+
+def test_a_failed_run_shows_its_error_type_and_message(sdk: SyncLangGraphClient) -> None:
+    """Studio shows a failed run from the thread (its ``error``), the thread state (the failed task) and
+    the debug stream; each carries brain-graph's own message, not "An internal error occurred"."""
+    thread_id = sdk.threads.create()["thread_id"]
+    debug = list(sdk.runs.stream(thread_id, GRAPH_NAME, input=SECURED_WITHOUT_PRINCIPAL, stream_mode="debug"))
+    results = [part.data["payload"] for part in debug if part.event == "debug" and part.data["type"] == "task_result"]
+    assert [result["name"] for result in results] == ["embed"]
+    assert results[0]["error"]["error"] == "AuthorizationError"
+    assert results[0]["error"]["message"].startswith(NO_PRINCIPAL)
+    assert [part.data for part in debug if part.event == "error"] == [results[0]["error"]]
+    thread = sdk.threads.get(thread_id)
+    assert thread["status"] == "error"
+    assert thread["error"] == results[0]["error"]  # an object {error, message}, whatever the SDK type says
+    (task,) = sdk.threads.get_state(thread_id)["tasks"]
+    assert task["name"] == "embed"
+    assert task["error"] is not None
+    assert task["error"].startswith(f"AuthorizationError('{NO_PRINCIPAL}")
+    assert [run["status"] for run in sdk.runs.list(thread_id)] == ["error"]
 
 
 def test_the_server_prints_the_studio_url_for_its_base_url(dev_server: DevServer) -> None:
