@@ -37,13 +37,19 @@ def delegated_token(principal: Principal, tenant_id: str) -> str:
 
 
 def parent_principal(runtime: Runtime[Any]) -> Principal | None:
-    """The principal of the parent run: its server's authenticated user, else its run context's."""
-    user = runtime.server_info.user if runtime.server_info is not None else None
-    if user is not None and not is_insecure_user(user):
-        return principal_from_user(user)
-    context = runtime.context
-    value = context.get("principal") if isinstance(context, Mapping) else getattr(context, "principal", None)
-    return as_principal(value)
+    """The principal a token may be minted for: the parent run's own context principal when the parent
+    runs in this process (the application set it), or the authenticated user of the parent's server
+    when that user carries a tenant list. A context principal sent to a parent on a server is request
+    data, never delegated (it would make this node a token oracle)."""
+    if runtime.server_info is None:
+        context = runtime.context
+        value = context.get("principal") if isinstance(context, Mapping) else getattr(context, "principal", None)
+        return as_principal(value)
+    user = runtime.server_info.user
+    if user is None or is_insecure_user(user):
+        return None
+    principal = principal_from_user(user)
+    return principal if principal.tenants is not None else None
 
 
 def remote_brain_search(

@@ -54,9 +54,10 @@ class Gate:
         limiter = RateLimiter(item) if item is not None else None
         return cls(settings.build_verifier(), limiter, insecure=settings.insecure)
 
-    def admit(self, authorization: str | None) -> Admission:
-        """The credentials of an ``Authorization`` header value, counted against the rate limit:
-        :class:`AuthenticationError` when missing or invalid, :class:`RateLimitedError` over the limit."""
+    def admit(self, authorization: str | None, *, charge: bool = True) -> Admission:
+        """The credentials of an ``Authorization`` header value, counted against the rate limit unless
+        ``charge`` is false: :class:`AuthenticationError` when missing or invalid,
+        :class:`RateLimitedError` over the limit."""
         if not authorization:
             if self.insecure:
                 return Admission(credentials=None, rate=None)
@@ -67,8 +68,15 @@ class Gate:
         if self.verifier is None:
             raise AuthenticationError("this server verifies no bearer tokens (insecure mode without a key)")
         credentials = self.verifier.verify(token.strip())
-        rate = self.limiter.hit(credentials.principal.principal_id) if self.limiter is not None else None
+        principal = credentials.principal
+        if principal.is_anonymous or not principal.tenants:  # a plug-in verifier is held to the same rules
+            raise AuthenticationError("the verified token names no principal or no tenant")
+        rate = self.charge(principal.principal_id) if charge else None
         return Admission(credentials=credentials, rate=rate)
+
+    def charge(self, principal_id: str) -> RateDecision | None:
+        """Count one request (or run) against ``principal_id``'s limit; :class:`RateLimitedError` over it."""
+        return self.limiter.hit(principal_id) if self.limiter is not None else None
 
 
 @lru_cache(maxsize=1)

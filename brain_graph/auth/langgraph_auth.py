@@ -2,12 +2,13 @@
 ``langgraph.json``): bearer tokens checked by the shared :class:`~brain_graph.auth.gate.Gate`, so a
 principal is the same, and has one rate-limit budget, over the runs API, Studio and ``/graphql``.
 
-- Authentication: a missing or invalid token is 401; over the rate limit is 429 with ``Retry-After``
-  and ``X-RateLimit-*`` headers. The user carries the principal (``identity``, ``groups``, ``tenants``)
+- Authentication: a missing or invalid token is 401; a run over the rate limit is 429 with
+  ``Retry-After`` and ``X-RateLimit-*`` headers. The user carries the principal (``identity``, ``groups``, ``tenants``)
   and ``scopes``; the graphs read it from ``Runtime.server_info.user``.
-- Authorization: threads, runs and crons belong to the principal that created them (``owner``
-  metadata, filtered on every read); assistants are readable by all and changed by maintainers only;
-  the store is for maintainers.
+- Authorization: threads and runs belong to the principal that created them (``owner`` metadata,
+  filtered on every read); each run is charged to the principal's rate limit; assistants are readable
+  by all and changed by maintainers only; the store is for maintainers; crons are refused (a cron run
+  would not carry the token's tenants and scopes).
 - Insecure development mode (``BRAIN_GRAPH_AUTH=insecure``): a request without a token is served as
   an unauthenticated stand-in user, and the graph takes the principal from the run context, as on a
   server without auth. The server logs a warning at start.
@@ -21,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph_sdk import Auth
-from starlette.exceptions import HTTPException
 
 from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX
 from brain_graph.auth.gate import default_gate
@@ -45,13 +45,11 @@ auth = Auth()
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     """The user of a valid bearer token, counted against its rate limit."""
     try:
-        admission = _gate.admit(authorization)
+        admission = _gate.admit(authorization, charge=False)  # runs are charged one by one (create_run)
     except AuthenticationError as error:
         raise Auth.exceptions.HTTPException(
             status_code=401, detail=str(error), headers={"WWW-Authenticate": "Bearer"}
         ) from None
-    except RateLimitedError as error:
-        raise HTTPException(status_code=429, detail=str(error), headers=error.headers) from None
     if admission.credentials is None:
         return INSECURE_USER  # type: ignore[return-value]
     return admission.credentials.server_user()  # type: ignore[return-value]
@@ -78,10 +76,27 @@ async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fil
     return _owned(ctx, value)
 
 
-@auth.on.crons
-async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    """Crons belong to their creator."""
+@auth.on.threads.create_run
+async def charge_runs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """Each run counts against its principal's rate limit (``/runs/batch`` included); runs happen on
+    the principal's own threads."""
+    if not _is_insecure(ctx):
+        try:
+            _gate.charge(ctx.user.identity)
+        except RateLimitedError as error:
+            raise Auth.exceptions.HTTPException(status_code=429, detail=str(error), headers=error.headers) from None
     return _owned(ctx, value)
+
+
+@auth.on.crons
+async def refuse_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """Crons are refused with bearer tokens: a cron run carries the creator's id but not the token's
+    tenants and scopes, so it could not be held to them (insecure mode: allowed)."""
+    if _is_insecure(ctx):
+        return None
+    raise Auth.exceptions.HTTPException(
+        status_code=403, detail="crons are not available with bearer-token auth (a cron run loses the token's claims)"
+    )
 
 
 def _owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:

@@ -27,7 +27,7 @@ from brain_graph.graphql.errors import (
     format_error,
 )
 from brain_graph.graphql.limits import OneSearchPerRequest
-from brain_graph.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, build_schema
+from brain_graph.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, INSECURE_KEY, build_schema
 
 logger = logging.getLogger("brain_graph.graphql")
 ADMISSION_KEY = "brain_graph.admission"
@@ -65,10 +65,14 @@ class GraphQLApp:
             "request": request,
             GRAPH_KEY: self._graph(),
             CREDENTIALS_KEY: admission.credentials if admission is not None else None,
+            INSECURE_KEY: self._gate().insecure,
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "websocket":  # no subscriptions, and no way around the token check
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":  # lifespan
             await self._ariadne(scope, receive, send)
             return
         request = Request(scope, receive)

@@ -10,12 +10,14 @@ from ariadne import QueryType, ScalarType, load_schema_from_path, make_executabl
 from graphql import GraphQLError, GraphQLResolveInfo, GraphQLSchema, ValueNode, value_from_ast_untyped
 
 from brain_graph.auth.credentials import READER, Credentials
+from brain_graph.errors import AuthenticationError
 from brain_graph.graphql.errors import TENANT_REQUIRED
 from brain_graph.state import BrainSearchContext
 
 SCHEMA_PATH = Path(__file__).with_name("schema.graphql")
 GRAPH_KEY = "graph"
 CREDENTIALS_KEY = "credentials"
+INSECURE_KEY = "insecure"
 
 
 def _same(value: Any) -> Any:
@@ -46,6 +48,8 @@ async def resolve_brain_search(
         )
     if credentials is not None:
         credentials.require(READER, "brainSearch")
+    elif not info.context.get(INSECURE_KEY, False):
+        raise AuthenticationError("missing bearer token: send 'Authorization: Bearer <token>'")
     request: dict[str, Any] = {"queryText": queryText, "filter": _present(filter)}
     if options is not None:
         request["options"] = _present(options)
@@ -55,11 +59,9 @@ async def resolve_brain_search(
 
 
 def _present(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Input fields without explicit nulls for optional filters (``projectKey: null`` = not given)."""
-    return {key: value for key, value in arguments.items() if value is not None or key not in _NULLABLE}
-
-
-_NULLABLE = frozenset({"projectKey", "profileKindIn"})
+    """Input fields without explicit nulls: ``null`` means "not given", so the default applies
+    (``secured: null`` is secured)."""
+    return {key: value for key, value in arguments.items() if value is not None}
 
 
 def build_schema() -> GraphQLSchema:

@@ -243,3 +243,23 @@ def test_one_request_runs_at_most_one_search(server: DevServer) -> None:
     batch = httpx.post(f"{server.url}/graphql", json=body, headers={"Authorization": f"Bearer {ALICE}"}, timeout=60)
     assert batch.status_code == 400
     assert "hits" not in batch.text
+
+
+def test_studio_header_crons_and_batches_get_no_way_around_the_token(server: DevServer) -> None:
+    run = {"assistant_id": GRAPH_NAME, "input": {"queryText": "x", "filter": {"tenantId": "globex", "secured": False}}}
+    studio = httpx.post(f"{server.url}/runs/wait", json=run, headers={"x-auth-scheme": "langsmith"}, timeout=30)
+    assert studio.status_code == 401  # disable_studio_auth: the header is no credential
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    thread = httpx.post(f"{server.url}/threads", json={}, headers=headers, timeout=30).json()["thread_id"]
+    cron = {**run, "schedule": "* * * * *"}
+    refused = httpx.post(f"{server.url}/threads/{thread}/runs/crons", json=cron, headers=headers, timeout=30)
+    assert refused.status_code == 403
+    assert "crons" in refused.text
+    batcher = token("batcher")
+    small = {"queryText": "token", "filter": {"tenantId": "acme", "secured": False}, "options": {"topK": 1}}
+    batch = [{"assistant_id": GRAPH_NAME, "input": small}] * (RATE_LIMIT + 5)
+    response = httpx.post(
+        f"{server.url}/runs/batch", json=batch, headers={"Authorization": f"Bearer {batcher}"}, timeout=60
+    )
+    assert response.status_code == 429  # every run is charged, not the request once
+    assert "Retry-After" in response.headers

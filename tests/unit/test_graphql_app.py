@@ -1,0 +1,65 @@
+"""The standalone /graphql ASGI app without a server: no websocket way around the token check, and a
+request without credentials never reaches the graph (unless insecure mode is on)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
+from brain_graph.graphql import create_graphql_app
+
+SECRET = "unit-test-secret-of-at-least-32-chars"
+QUERY = '{ brainSearch(queryText: "x", filter: {tenantId: "acme", secured: null}) { hits { nodeId } } }'
+
+
+class RecordingGraph:
+    """A stand-in graph recording what the resolver sends (pure logic under test: the HTTP layer)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, Any], Any]] = []
+
+    async def ainvoke(self, request: dict[str, Any], *, context: Any) -> dict[str, Any]:
+        self.calls.append((request, context))
+        return {"hits": []}
+
+
+def client(graph: RecordingGraph, *, insecure: bool = False) -> TestClient:
+    gate = Gate(JwtVerifier(SECRET), None, insecure=insecure)
+    return TestClient(create_graphql_app(lambda: graph, lambda: gate))
+
+
+def test_websockets_are_closed() -> None:
+    graph = RecordingGraph()
+    with pytest.raises(WebSocketDisconnect) as closed:  # noqa: SIM117 - connecting is what is refused
+        with client(graph).websocket_connect("/", subprotocols=["graphql-ws"]) as ws:
+            ws.send_json({"type": "connection_init"})
+    assert closed.value.code == 1008
+    assert graph.calls == []
+
+
+def test_a_request_without_a_token_never_reaches_the_graph() -> None:
+    graph = RecordingGraph()
+    response = client(graph).post("/", json={"query": QUERY})
+    assert response.status_code == 401
+    assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert graph.calls == []
+
+
+def test_nulls_mean_not_given_so_defaults_apply() -> None:
+    graph = RecordingGraph()
+    bearer = TokenIssuer(SECRET).mint("alice", ["acme"])
+    response = client(graph).post("/", json={"query": QUERY}, headers={"Authorization": f"Bearer {bearer}"})
+    assert response.status_code == 200, response.text
+    request, context = graph.calls[0]
+    assert request["filter"] == {"tenantId": "acme"}  # secured: null dropped, the graph applies true
+    assert context.principal.principal_id == "alice"
+
+
+def test_insecure_mode_runs_without_a_principal() -> None:
+    graph = RecordingGraph()
+    assert client(graph, insecure=True).post("/", json={"query": QUERY}).status_code == 200
+    assert graph.calls[0][1].principal is None
