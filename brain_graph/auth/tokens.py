@@ -82,6 +82,9 @@ class JwtVerifier:
             raise AuthenticationError("bearer token algorithm does not match the configured key") from None
         except jwt.InvalidTokenError as error:
             raise AuthenticationError(f"bearer token is invalid: {error}") from None
+        lifetime = claims["exp"] - claims["iat"] if isinstance(claims["exp"], int | float) else None
+        if isinstance(claims["iat"], int | float) and lifetime is not None and lifetime > MAX_TTL_S:
+            raise AuthenticationError(f"bearer token lives longer than {MAX_TTL_S} s (exp - iat); mint a shorter one")
         return credentials_from_claims(claims)
 
 

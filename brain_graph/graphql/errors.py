@@ -88,6 +88,9 @@ def format_error(error: GraphQLError, debug: bool = False) -> dict[str, Any]:
         extensions["code"] = code
         if code == INTERNAL_SERVER_ERROR:
             formatted["message"] = INTERNAL_MESSAGE  # the traceback is in the server log (ServerErrorLog)
+        elif isinstance(original, BackendUnavailableError):  # hosts and paths stay in the server log
+            logger.warning("brainSearch: %s", one_line_message(str(original), 500))
+            formatted["message"] = f"{original.backend} is unavailable; retry later (the server log has the details)"
         else:
             formatted["message"] = one_line_message(str(original))
         if isinstance(original, InvalidRequestError):

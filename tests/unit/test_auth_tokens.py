@@ -285,3 +285,13 @@ def test_a_missing_public_key_file_is_a_configuration_error(monkeypatch: pytest.
     configure(monkeypatch, BRAIN_GRAPH_AUTH_PUBLIC_KEY_FILE=str(tmp_path / "absent.pem"))
     with pytest.raises(ConfigurationError, match=r"^BRAIN_GRAPH_AUTH_PUBLIC_KEY_FILE: "):
         load_auth_settings().build_verifier()
+
+
+def test_a_token_living_longer_than_the_maximum_is_refused() -> None:
+    now = int(time.time())
+    base = {"sub": "alice", "tenants": ["acme"], "iat": now, "iss": "brain-graph", "aud": "brain-graph"}
+    too_long = jwt.encode({**base, "exp": now + MAX_TTL_S + 1}, SECRET, algorithm="HS256")
+    with pytest.raises(AuthenticationError, match="lives longer"):
+        JwtVerifier(SECRET).verify(too_long)
+    longest = jwt.encode({**base, "exp": now + MAX_TTL_S}, SECRET, algorithm="HS256")
+    assert JwtVerifier(SECRET).verify(longest).principal.principal_id == "alice"
