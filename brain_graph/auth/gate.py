@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from brain_graph.auth.credentials import Credentials
-from brain_graph.auth.rate_limit import RateDecision, RateLimiter, parse_rate_limit
+from brain_graph.auth.rate_limit import RateDecision, RateLimiter, parse_rate_limit, rate_limit_storage
 from brain_graph.auth.settings import NOT_CONFIGURED, AuthSettings, load_auth_settings
 from brain_graph.auth.tokens import TokenVerifier
 from brain_graph.errors import AuthenticationError, ConfigurationError
@@ -51,7 +51,7 @@ class Gate:
     @classmethod
     def from_settings(cls, settings: AuthSettings) -> Gate:
         item = parse_rate_limit(settings.rate_limit)
-        limiter = RateLimiter(item) if item is not None else None
+        limiter = RateLimiter(item, rate_limit_storage(settings.rate_limit_storage)) if item is not None else None
         return cls(settings.build_verifier(), limiter, insecure=settings.insecure)
 
     def admit(self, authorization: str | None, *, charge: bool = True) -> Admission:

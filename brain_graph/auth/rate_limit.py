@@ -1,5 +1,5 @@
-"""Per-principal rate limits (the ``limits`` library, moving window, in process memory) and the HTTP
-headers that let clients back off."""
+"""Per-principal rate limits (the ``limits`` library, moving window, in process memory unless a shared
+storage is configured) and the HTTP headers that let clients back off."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse, storage, strategies
+from limits.errors import ConfigurationError as LimitsConfigurationError
 
 from brain_graph.errors import ConfigurationError, RateLimitedError
 
@@ -43,12 +44,25 @@ class RateDecision:
         }
 
 
+def rate_limit_storage(uri: str) -> storage.Storage:
+    """The ``limits`` storage of ``BRAIN_GRAPH_RATE_LIMIT_STORAGE``: ``memory://`` (one budget per
+    process), or a shared one such as ``redis://host:6379`` (its client library installed) so that
+    every worker and replica counts against the same budget."""
+    try:
+        store = storage.storage_from_string(uri)
+    except (LimitsConfigurationError, ValueError) as error:
+        raise ConfigurationError(f"BRAIN_GRAPH_RATE_LIMIT_STORAGE: {uri[:80]!r}: {error}") from None
+    if not isinstance(store, storage.Storage):  # an async:// storage cannot serve the synchronous gate
+        raise ConfigurationError(f"BRAIN_GRAPH_RATE_LIMIT_STORAGE: {uri[:80]!r} is an async storage; drop 'async+'")
+    return store
+
+
 class RateLimiter:
     """Counts requests per key (a principal id) in a moving window; thread-safe."""
 
-    def __init__(self, item: RateLimitItem) -> None:
+    def __init__(self, item: RateLimitItem, store: storage.Storage | None = None) -> None:
         self.item = item
-        self._limiter = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
+        self._limiter = strategies.MovingWindowRateLimiter(store or storage.MemoryStorage())
 
     def hit(self, key: str) -> RateDecision:
         """Count one request for ``key``; :class:`RateLimitedError` (with ``retry_after`` and the

@@ -37,6 +37,7 @@ class AuthSettings(BaseSettings):
     audience: str = Field(default=DEFAULT_AUDIENCE, min_length=1, validation_alias="BRAIN_GRAPH_AUTH_AUDIENCE")
     verifier: str = Field(default="", validation_alias="BRAIN_GRAPH_AUTH_VERIFIER")
     rate_limit: str = Field(default=DEFAULT_RATE_LIMIT, validation_alias="BRAIN_GRAPH_RATE_LIMIT")
+    rate_limit_storage: str = Field(default="memory://", validation_alias="BRAIN_GRAPH_RATE_LIMIT_STORAGE")
 
     @field_validator("secret")
     @classmethod

@@ -181,3 +181,11 @@ def test_a_short_secret_is_refused_without_echoing_it(monkeypatch: pytest.Monkey
     assert short not in str(caught.value)
     configure(monkeypatch, BRAIN_GRAPH_AUTH_SECRET="x" * 32)
     assert load_auth_settings().secret is not None  # 32 characters are enough
+
+
+def test_the_rate_limit_storage_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brain_graph.auth.rate_limit import rate_limit_storage
+
+    assert type(rate_limit_storage("memory://")).__name__ == "MemoryStorage"
+    with pytest.raises(ConfigurationError, match="BRAIN_GRAPH_RATE_LIMIT_STORAGE"):
+        rate_limit_storage("bogus://nowhere")
