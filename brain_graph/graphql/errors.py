@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from graphql import GraphQLError
+from graphql import GraphQLError, ObjectFieldNode, Visitor, parse, visit
 
 from brain_graph.errors import (
     AuthenticationError,
@@ -66,12 +66,32 @@ def error_body(code: str, message: str, **extensions: Any) -> dict[str, Any]:
     return {"data": None, "errors": [error]}
 
 
-def _validation_code(message: str) -> str:
-    """A query-document error (parse, validation, argument coercion): a missing tenant is
-    ``TENANT_REQUIRED``, the rest ``BAD_USER_INPUT``."""
-    if "tenantId" in message and ("required" in message or "null" in message):
+def _validation_code(error: GraphQLError) -> str:
+    """A query-document error (parse, validation, variable or argument coercion): a missing or null
+    ``tenantId`` is ``TENANT_REQUIRED``, the rest ``BAD_USER_INPUT``."""
+    message = error.message
+    if "tenantId" in message and any(word in message for word in ("required", "null", "None")):
         return TENANT_REQUIRED
-    return BAD_USER_INPUT
+    return TENANT_REQUIRED if _is_null_tenant_literal(error) else BAD_USER_INPUT
+
+
+def _is_null_tenant_literal(error: GraphQLError) -> bool:
+    """Whether the error points at the ``null`` of a ``tenantId: null`` literal in the document."""
+    if error.source is None or not error.positions or "not to be None" not in error.message:
+        return False
+    try:
+        document = parse(error.source)
+    except GraphQLError:
+        return False
+    found: list[bool] = []
+
+    class TenantNull(Visitor):
+        def enter_object_field(self, node: ObjectFieldNode, *_args: Any) -> None:
+            if node.name.value == "tenantId" and node.value.loc is not None:
+                found.append(node.value.loc.start in (error.positions or ()))
+
+    visit(document, TenantNull())
+    return any(found)
 
 
 def format_error(error: GraphQLError, debug: bool = False) -> dict[str, Any]:
@@ -79,8 +99,8 @@ def format_error(error: GraphQLError, debug: bool = False) -> dict[str, Any]:
     formatted: dict[str, Any] = dict(error.formatted)
     original = error.original_error
     extensions = dict(formatted.get("extensions") or {})
-    if original is None:
-        extensions.setdefault("code", _validation_code(error.message))
+    if original is None or (isinstance(original, GraphQLError) and "code" not in (original.extensions or {})):
+        extensions.setdefault("code", _validation_code(error))  # the outer message names the variable's field
     elif isinstance(original, GraphQLError):
         return format_error(original, debug)
     else:

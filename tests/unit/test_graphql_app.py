@@ -63,3 +63,29 @@ def test_insecure_mode_runs_without_a_principal() -> None:
     graph = RecordingGraph()
     assert client(graph, insecure=True).post("/", json={"query": QUERY}).status_code == 200
     assert graph.calls[0][1].principal is None
+
+
+VARIABLE_QUERY = 'query($f: BrainSearchFilterInput!) { brainSearch(queryText: "x", filter: $f) { hits { nodeId } } }'
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"query": VARIABLE_QUERY, "variables": {"f": {"tenantId": None}}}, "TENANT_REQUIRED"),
+        ({"query": VARIABLE_QUERY, "variables": {"f": {}}}, "TENANT_REQUIRED"),
+        ({"query": '{ brainSearch(queryText: "x", filter: {tenantId: null}) { hits { nodeId } } }'}, "TENANT_REQUIRED"),
+        ({"query": '{ brainSearch(queryText: "x", filter: {}) { hits { nodeId } } }'}, "TENANT_REQUIRED"),
+        ({"query": '{ brainSearch(queryText: "x", filter: {tenantId: ""}) { hits { nodeId } } }'}, "TENANT_REQUIRED"),
+        ({"query": VARIABLE_QUERY, "variables": {"f": {"tenantId": "acme", "secured": "yes"}}}, "BAD_USER_INPUT"),
+        ({"query": '{ brainSearch(queryText: null, filter: {tenantId: "a"}) { hits { nodeId } } }'}, "BAD_USER_INPUT"),
+        ({"query": "{ brainSearch("}, "BAD_USER_INPUT"),
+    ],
+    ids=["null-var", "missing-var", "null-literal", "missing-literal", "empty", "bad-bool", "null-query", "syntax"],
+)
+def test_document_errors_have_stable_codes(body: dict[str, Any], code: str) -> None:
+    graph = RecordingGraph()
+    bearer = TokenIssuer(SECRET).mint("alice", ["acme"])
+    response = client(graph).post("/", json=body, headers={"Authorization": f"Bearer {bearer}"})
+    errors = response.json()["errors"]
+    assert [error["extensions"]["code"] for error in errors] == [code]
+    assert graph.calls == []
