@@ -4,7 +4,10 @@
 ``queryText``, ``filter`` and ``options`` of the parent's state, sends the parent's principal to the
 server as a bearer token (from ``credentials``: by default a token valid for 60 s minted with this
 deployment's ``BRAIN_GRAPH_AUTH_SECRET``, which the server verifies) and in the run context (for a
-server in insecure development mode), and returns the result keys to the parent's state.
+server in insecure development mode), and returns the result keys to the parent's state. A failed
+remote run raises the same brain-graph error here (type and message), an HTTP refusal the matching
+one (401 :class:`AuthenticationError`, 403 :class:`ForbiddenError`, 429 :class:`RateLimitedError`),
+a server that cannot be reached :class:`BackendUnavailableError`.
 """
 
 from __future__ import annotations
@@ -12,10 +15,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langgraph.pregel.remote import RemoteGraph
+from langgraph.pregel.remote import RemoteException, RemoteGraph
 from langgraph.runtime import Runtime
+from langgraph_sdk import errors as sdk_errors
 
 from brain_graph.auth.settings import load_auth_settings
+from brain_graph.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    BackendUnavailableError,
+    BrainGraphError,
+    ConfigurationError,
+    ForbiddenError,
+    InvalidRequestError,
+    RateLimitedError,
+)
 from brain_graph.graph import GRAPH_NAME
 from brain_graph.requests import as_principal, is_insecure_user, principal_from_user
 from brain_graph.security import Principal
@@ -76,7 +90,55 @@ def remote_brain_search(
             if credentials is not None:
                 tenant = (request.get("filter") or {}).get("tenantId")
                 headers["Authorization"] = f"Bearer {credentials(principal, str(tenant or ''))}"
-        output = remote.invoke(request, context=context or None, headers=headers or None)
+        try:
+            output = remote.invoke(request, context=context or None, headers=headers or None)
+        except RemoteException as error:
+            raise remote_error(error) from None
+        except sdk_errors.APIConnectionError as error:
+            raise BackendUnavailableError("brain_search server", f"{url}: {type(error).__name__}") from None
+        except sdk_errors.APIStatusError as error:
+            raise status_error(error) from None
         return {key: output[key] for key in RESULT_KEYS if key in output}
 
     return brain_search
+
+
+REMOTE_ERRORS: dict[str, Callable[[str], BrainGraphError]] = {
+    "AuthenticationError": AuthenticationError,
+    "ForbiddenError": ForbiddenError,
+    "AuthorizationError": AuthorizationError,
+    "ConfigurationError": ConfigurationError,
+}
+
+
+def remote_error(error: RemoteException) -> BrainGraphError:
+    """A remote run's ``{error, message}`` as the same brain-graph error here (its type and one-line
+    message kept), so a parent's caller sees why the search failed."""
+    payload = error.args[0] if error.args else None
+    name = payload.get("error") if isinstance(payload, Mapping) else None
+    message = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(error)
+    if name == "InvalidRequestError":
+        field, _, problem = message.removeprefix("invalid request: ").partition(": ")
+        return InvalidRequestError(field or "request", problem or message)
+    if name == "BackendUnavailableError":
+        return BackendUnavailableError("brain_search server", message)
+    factory = REMOTE_ERRORS.get(str(name))
+    if factory is None:
+        return BrainGraphError(f"remote brain_search failed: {name}: {message}")
+    return factory(message)
+
+
+def status_error(error: sdk_errors.APIStatusError) -> BrainGraphError:
+    """An HTTP refusal of the brain_search server as a brain-graph error."""
+    status = error.status_code
+    if status == 401:
+        return AuthenticationError(f"the brain_search server refused the credentials (HTTP 401): {error.message}")
+    if status == 403:
+        return ForbiddenError(f"the brain_search server refused the request (HTTP 403): {error.message}")
+    if status == 429:
+        retry_after = error.response.headers.get("Retry-After", "1")
+        return RateLimitedError(
+            f"the brain_search server's rate limit was reached: {error.message}",
+            retry_after=int(retry_after) if retry_after.isdigit() else 1,
+        )
+    return BackendUnavailableError("brain_search server", f"HTTP {status}: {error.message}")

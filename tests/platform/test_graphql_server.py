@@ -3,6 +3,7 @@ bearer tokens: one principal, one set of rules, one rate-limit budget, stable er
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -263,3 +264,31 @@ def test_studio_header_crons_and_batches_get_no_way_around_the_token(server: Dev
     )
     assert response.status_code == 429  # every run is charged, not the request once
     assert "Retry-After" in response.headers
+
+
+@pytest.fixture(scope="module")
+def parent_server(server: DevServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """A second server, with the same bearer-token auth, serving a parent graph whose node runs
+    brain_search on ``server`` through a RemoteGraph."""
+    workdir = tmp_path_factory.mktemp("remote-parent")
+    config = {
+        "dependencies": ["."],
+        "graphs": {"parent": "tests.platform.remote_parent:make_graph"},
+        "auth": {"path": "brain_graph.auth.langgraph_auth:auth", "disable_studio_auth": True},
+        "env": {},
+    }
+    (workdir / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
+    env = {"BRAIN_GRAPH_AUTH_SECRET": SECRET, "BRAIN_GRAPH_TEST_REMOTE_URL": server.url, "PYTHONPATH": str(REPO_ROOT)}
+    with run_dev_server(workdir / "langgraph.json", workdir, env) as running:
+        yield running
+
+
+def test_a_parent_on_a_server_searches_remotely_as_its_authenticated_user(parent_server: DevServer) -> None:
+    alice = run_wait(parent_server, ALICE, "parent", SEED_EXAMPLE).json()
+    assert SECURED_POSTMORTEM in hit_ids(alice)
+    bob = run_wait(parent_server, BOB, "parent", SEED_EXAMPLE).json()
+    assert SECURED_POSTMORTEM not in hit_ids(bob)
+    other_tenant = {"queryText": "x", "filter": {"tenantId": "globex", "secured": False}}
+    refused = run_wait(parent_server, ALICE, "parent", other_tenant).json()["__error__"]
+    assert refused["error"] == "ForbiddenError"  # the remote run's error, type and message kept
+    assert "may not read tenant 'globex'" in refused["message"]  # the token carries alice's tenants only
