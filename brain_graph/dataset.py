@@ -29,7 +29,7 @@ from brain_graph.stores.base import (
     VectorRecord,
 )
 from brain_graph.vocabulary import check_edge_type
-from brain_graph.write_checks import check_load
+from brain_graph.write_checks import check_load, checked_records
 
 PAGE_SIZE = 1_000  # nodes embedded per batch of progress
 EXAMPLE_DATASET_NAME = "example_graph.json"
@@ -195,18 +195,18 @@ class _DatasetShape(_Strict):
 @dataclass(frozen=True)
 class GraphRecords:
     """A dataset read as records (what :func:`load_dataset` takes), in canonical order; ``checked``
-    when :func:`~brain_graph.write_checks.check_load` passed on them (:func:`read_graph`), so
-    :func:`load_dataset` does not check them again before embedding (the backend checks what it
-    writes in any case)."""
+    when :func:`~brain_graph.write_checks.check_load` passed on them (:func:`read_graph`, whose records
+    are :func:`~brain_graph.write_checks.checked_records`: immutable, so neither :func:`load_dataset`
+    nor the backend checks them again; the backend checks everything else it writes)."""
 
-    nodes: list[NodeRecord]
-    edges: list[EdgeRecord]
+    nodes: Sequence[NodeRecord]
+    edges: Sequence[EdgeRecord]
     checked: bool = False
 
-    def node_records(self) -> list[NodeRecord]:
+    def node_records(self) -> Sequence[NodeRecord]:
         return self.nodes
 
-    def edge_records(self) -> list[EdgeRecord]:
+    def edge_records(self) -> Sequence[EdgeRecord]:
         return self.edges
 
 
@@ -387,10 +387,10 @@ def read_graph(path: str | Path) -> GraphRecords:
     nodes.sort(key=lambda n: (n.tenant_id, n.node_id))
     edges.sort(key=lambda e: (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id))
     try:
-        check_load(nodes, edges, [], [])
+        checked_nodes, checked_edges = checked_records(nodes, edges)
     except DatasetError as error:
         raise DatasetError(f"{source}: {error}") from None
-    return GraphRecords(nodes, edges, checked=True)
+    return GraphRecords(checked_nodes, checked_edges, checked=True)
 
 
 def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:

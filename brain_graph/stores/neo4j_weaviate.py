@@ -17,8 +17,10 @@ Generations
 Loading (:meth:`Neo4jWeaviateBackend.load`)
     1. :func:`~brain_graph.write_checks.check_load` and the embedder-identity rule
        (:func:`~brain_graph.stores.identity.profile_conflict`) are checked: a refused load writes nothing.
-    2. A replace-load takes a fresh generation per tenant, writes its nodes and edges to Neo4j, then its
-       vectors to Weaviate, in bounded batches, all invisible to searches.
+    2. A replace-load takes a fresh generation per tenant and writes its nodes and edges to Neo4j and,
+       at the same time (one thread), its vectors to Weaviate, in bounded batches, all invisible to
+       searches; both writes end before the flip, and the first error (the graph's, when both fail)
+       is raised.
     3. The flip: ONE small Neo4j transaction moves every loaded tenant's pointer to its new generation,
        only if that is newer than the current one (a slower, older load never hides a newer one).
     4. Clean-up: every generation older than the current one is deleted from both stores (Weaviate
@@ -93,7 +95,9 @@ the whole frontier), takes Neo4j ``1``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import neo4j
@@ -303,8 +307,16 @@ class Neo4jWeaviateBackend:
         generations, fresh = self._plan(nodes, edges, vectors, replace=replace)
         self.weaviate.check_write(profiles, replace_tenants=fresh)
         generations.update(self.generations.take_generations(fresh))
-        self.generations.write(nodes, edges, generations)
-        self.weaviate.write(vectors, profiles, generations=generations, replace_tenants=fresh)
+        with ThreadPoolExecutor(1, thread_name_prefix="brain-graph-weaviate-load") as pool:
+            vectors_written = pool.submit(
+                self.weaviate.write, vectors, profiles, generations=generations, replace_tenants=fresh
+            )
+            try:
+                self.generations.write(nodes, edges, generations)
+            except BaseException:
+                _wait_quietly(vectors_written)  # the graph's error is the one to report
+                raise
+            vectors_written.result()
         self.clean_up(self.generations.flip(generations))
 
     def _plan(
@@ -404,3 +416,9 @@ class Neo4jWeaviateBackend:
 def from_environment(**overrides: Any) -> Neo4jWeaviateBackend:
     """The backend the environment describes (``overrides`` by field name, e.g. ``timeout_s``)."""
     return Neo4jWeaviateBackend.from_settings(read_settings(Neo4jWeaviateSettings, **overrides))
+
+
+def _wait_quietly(future: Future[Any]) -> None:
+    """Wait for ``future`` to end, ignoring how (the caller reports an error of its own)."""
+    with contextlib.suppress(BaseException):
+        future.result()

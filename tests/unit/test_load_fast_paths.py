@@ -281,3 +281,26 @@ def test_records_not_read_by_read_graph_are_checked_before_embedding(
     bad = NodeRecord("t", "n\n", "cdm.doc", None, "title", None, text={"body": "x"})
     with pytest.raises(DatasetError, match="node 'n\\\\n' of tenant 't': id"):
         load_dataset(GraphRecords([bad], []), EmbeddedStore(tmp_path / "s.sqlite3"), default_profiles())
+
+
+def test_records_read_from_a_file_are_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_graph's records are immutable and marked checked: the backend's load does not check them
+    again; any other sequence (even of the same records) is checked."""
+    from brain_graph import write_checks
+    from brain_graph.dataset import read_graph
+
+    records = read_graph(example_dataset_path())
+    assert isinstance(records.nodes, write_checks.CheckedNodes)
+    assert isinstance(records.edges, write_checks.CheckedEdges)
+    checked: list[str] = []
+    original = write_checks._node_problem
+
+    def counting(node: Any) -> str | None:
+        checked.append(node.node_id)
+        return original(node)
+
+    monkeypatch.setattr(write_checks, "_node_problem", counting)
+    write_checks.check_load(records.nodes, records.edges, [], [])
+    assert checked == []
+    write_checks.check_load(list(records.nodes), list(records.edges), [], [])
+    assert len(checked) == len(records.nodes)
