@@ -161,7 +161,7 @@ def is_insecure_user(user: Any) -> bool:
     return user is not None and _user_claim(user, INSECURE_CLAIM) is True
 
 
-SCOPES_CLAIM = "scopes"
+SCOPES_CLAIM = "scopes"  # the server user's scopes (present only with brain-graph's auth)
 
 
 def user_scopes(user: Any) -> frozenset[str] | None:
@@ -179,5 +179,9 @@ def require_user_scope(user: Any, scope: str, action: str) -> None:
     """Raise :class:`ForbiddenError` when a bearer-token user lacks ``scope`` for ``action``."""
     scopes = user_scopes(user)
     if scopes is not None and scope not in scopes:
-        held = ", ".join(sorted(scopes)) or "none"
-        raise ForbiddenError(f"{action} needs the {scope!r} scope; the token has: {held}")
+        raise missing_scope(scope, action, scopes)
+
+
+def missing_scope(scope: str, action: str, held: frozenset[str]) -> ForbiddenError:
+    """The refusal of ``action`` to credentials holding ``held`` but not ``scope``."""
+    return ForbiddenError(f"{action} needs the {scope!r} scope; the token has: {', '.join(sorted(held)) or 'none'}")

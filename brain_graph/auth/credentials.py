@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from brain_graph.errors import ForbiddenError
+from brain_graph.requests import SCOPES_CLAIM, missing_scope
 from brain_graph.security import Principal
 
 Scope = Literal["reader", "maintainer"]
@@ -13,7 +13,6 @@ READER: Scope = "reader"
 MAINTAINER: Scope = "maintainer"
 SCOPES: tuple[Scope, ...] = (READER, MAINTAINER)
 PERMISSION_PREFIX = "brain:"  # a scope as a LangGraph server permission: brain:reader, brain:maintainer
-SCOPE_CLAIM = "scopes"  # the server user's claim listing the scopes (present only with brain-graph's auth)
 
 
 def implied_scopes(scopes: frozenset[str]) -> frozenset[str]:
@@ -36,8 +35,7 @@ class Credentials:
     def require(self, scope: Scope, action: str) -> None:
         """Raise :class:`ForbiddenError` unless these credentials carry ``scope``."""
         if scope not in self.scopes:
-            held = ", ".join(sorted(self.scopes)) or "none"
-            raise ForbiddenError(f"{action} needs the {scope!r} scope; the token has: {held}")
+            raise missing_scope(scope, action, self.scopes)
 
     def server_user(self) -> dict[str, Any]:
         """The LangGraph server user (custom auth) of these credentials: ``identity``, ``groups``,
@@ -49,6 +47,6 @@ class Credentials:
             "is_authenticated": True,
             "groups": list(principal.groups),
             "tenants": sorted(principal.tenants) if principal.tenants is not None else None,
-            SCOPE_CLAIM: sorted(self.scopes),
+            SCOPES_CLAIM: sorted(self.scopes),
             "permissions": [f"{PERMISSION_PREFIX}{scope}" for scope in sorted(self.scopes)],
         }

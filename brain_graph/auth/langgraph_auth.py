@@ -26,7 +26,7 @@ from langgraph_sdk import Auth
 from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX
 from brain_graph.auth.gate import default_gate
 from brain_graph.errors import AuthenticationError, RateLimitedError
-from brain_graph.requests import INSECURE_CLAIM
+from brain_graph.requests import INSECURE_CLAIM, is_insecure_user
 
 OWNER_KEY = "owner"
 INSECURE_USER: dict[str, Any] = {
@@ -56,14 +56,7 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
 
 
 def _is_insecure(ctx: Auth.types.AuthContext) -> bool:
-    return bool(getattr(ctx.user, INSECURE_CLAIM, False)) or INSECURE_CLAIM in _claims(ctx.user)
-
-
-def _claims(user: Any) -> dict[str, Any]:
-    try:
-        return dict(user)
-    except (TypeError, ValueError):
-        return {}
+    return is_insecure_user(ctx.user)
 
 
 def _is_maintainer(ctx: Auth.types.AuthContext) -> bool:

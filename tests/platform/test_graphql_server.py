@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +22,7 @@ from brain_graph.state import BrainSearchContext
 from tests.platform.cases import SECURED_POSTMORTEM, canonical, in_process
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 from tests.platform.graphql_queries import BRAIN_SEARCH, variables
+from tests.platform.remote_parent import ParentState
 
 pytestmark = pytest.mark.server
 
@@ -189,14 +190,6 @@ def test_the_rate_limit_is_reached_and_recovers(server: DevServer) -> None:
     assert graphql(server, ALICE, SEED_EXAMPLE).status_code == 200  # another principal is unaffected
     time.sleep(retry_after + 0.5)
     assert graphql(server, limited, request, query).status_code == 200
-
-
-class ParentState(TypedDict, total=False):
-    queryText: str
-    filter: dict[str, Any]
-    options: dict[str, Any]
-    hits: list[dict[str, Any]]
-    promptPack: dict[str, Any]
 
 
 def test_a_remote_graph_node_searches_as_the_parents_principal(
