@@ -9,7 +9,7 @@ cases through the rule and through every translator.
 - SQL (embedded SQLite): :func:`sql_visible` with :func:`sql_params`; ``acl`` is a JSON array column.
 - Cypher (Neo4j): :func:`cypher_visible` with :func:`cypher_params`; ``acl`` is a list property.
 - Weaviate: the tenant is the Weaviate tenant a query names (one per brain-graph tenant and
-  generation), the rest is :func:`weaviate_visible`; candidates are re-checked with ``may_see``.
+  generation), the rest is :func:`weaviate_visible` (a gRPC filter); candidates are re-checked with ``may_see``.
 - numpy (the embedded store's in-memory vector matrices): :func:`numpy_visible`, a boolean mask over
   the cached ``secured`` column and an index of the rows naming each ACL entry.
 """
@@ -72,15 +72,27 @@ def cypher_params(scope: AccessScope) -> dict[str, Any]:
 
 
 def weaviate_visible(scope: AccessScope) -> Any:
-    """The filter (properties ``secured``, ``acl``) within the scope's Weaviate tenant, or None when
-    everything there is visible (service-principal mode)."""
-    from weaviate.classes.query import Filter
+    """The gRPC filter (``weaviate.proto.v1.base_pb2.Filters`` on properties ``secured``, ``acl``)
+    within the scope's Weaviate tenant, or None when everything there is visible (service-principal
+    mode)."""
+    from weaviate.proto.v1 import base_pb2
 
     if scope.all_secured:
         return None
-    public = Filter.by_property("secured").equal(False)
+    public = base_pb2.Filters(
+        operator=base_pb2.Filters.OPERATOR_EQUAL,
+        target=base_pb2.FilterTarget(property="secured"),
+        value_boolean=False,
+    )
     identities = list(scope.sorted_identities)
-    return public | Filter.by_property("acl").contains_any(identities) if identities else public
+    if not identities:
+        return public
+    named = base_pb2.Filters(
+        operator=base_pb2.Filters.OPERATOR_CONTAINS_ANY,
+        target=base_pb2.FilterTarget(property="acl"),
+        value_text_array=base_pb2.TextArray(values=identities),
+    )
+    return base_pb2.Filters(operator=base_pb2.Filters.OPERATOR_OR, filters=[public, named])
 
 
 # -- numpy -------------------------------------------------------------------------------------

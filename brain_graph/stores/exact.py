@@ -9,13 +9,15 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from brain_graph.scoring import similarity_from_cosine
 
 
-def exact_scores(query: Sequence[float], stored: Sequence[Sequence[float]]) -> list[float]:
-    """The score of ``query`` against each of ``stored`` (rows of the query's dimension)."""
-    if not stored:
+def exact_scores(query: Sequence[float], stored: Sequence[Sequence[float]] | npt.NDArray[np.float32]) -> list[float]:
+    """The score of ``query`` against each of ``stored`` (rows of the query's dimension; float32 rows
+    are widened exactly)."""
+    if len(stored) == 0:
         return []
     if not len(query):
         return [similarity_from_cosine(0.0)] * len(stored)

@@ -10,11 +10,11 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import pytest
-import weaviate
+from weaviate.proto.v1 import search_get_pb2
 
 from brain_graph.security import AccessScope, Principal
 from brain_graph.stores.access import (
@@ -27,6 +27,7 @@ from brain_graph.stores.access import (
 )
 from brain_graph.stores.base import StorageBackend
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores.weaviate.grpc_search import found_objects, search_request
 from brain_graph.stores.weaviate.naming import collection_name, tenant_name
 from tests.conformance.conftest import WORK, Harness
 
@@ -151,15 +152,16 @@ def test_weaviate_translator(scope: str, servers: tuple[Neo4jWeaviateBackend, Ha
     backend, harness = servers
     access = scope_of(scope, harness.prefix)
     generation = backend.generations.current_generation(access.tenant_id)
-
-    async def fetch(client: weaviate.WeaviateAsyncClient) -> set[str]:
-        if generation is None:
-            return set()
-        partition = tenant_name(access.tenant_id, generation)
-        collection = client.collections.use(collection_name(WORK)).with_tenant(partition)
-        response = await collection.query.fetch_objects(
-            filters=weaviate_visible(access), limit=100, return_properties=["nodeId"]
+    found: set[str] = set()
+    if generation is not None:
+        where = weaviate_visible(access)
+        request = search_request(
+            collection=collection_name(WORK),
+            tenant=tenant_name(access.tenant_id, generation),
+            limit=100,
+            properties=search_get_pb2.PropertiesRequest(non_ref_properties=["nodeId"]),
+            **({} if where is None else {"filters": where}),
         )
-        return {str(cast(dict[str, Any], obj.properties)["nodeId"]) for obj in response.objects}
-
-    assert backend.weaviate.connection.call(fetch, None) == SCOPES[scope][3] & LOADABLE
+        (reply,) = backend.weaviate.grpc_search.search([request])
+        found = {obj.node_id for obj in found_objects(reply)}
+    assert found == SCOPES[scope][3] & LOADABLE

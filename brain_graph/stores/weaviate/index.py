@@ -5,9 +5,9 @@
 removed after the switch (:meth:`WeaviateVectorIndex.remove_older`).
 
 Round trips: a search sends one gRPC ``Search`` per queried profile (Weaviate has no multi-collection
-search), concurrently on one connection, so the wall time is one round trip, plus the profile
-metadata when the cache is cold (:mod:`.schema`); so does a similarity read of given nodes (up to
-10,000 ids per request). A load lists the tenants of each collection once to
+search), sent together on one gRPC channel (:mod:`.grpc_search`), so the wall time is one round trip,
+plus the profile metadata when the cache is cold (:mod:`.schema`); so does a similarity read of given
+nodes (up to 10,000 ids per request). A load lists the tenants of each collection once to
 remove older generations (and once per profile whose embedder changes). An incremental change
 (:mod:`.changes`) reads the profile metadata once, then the objects it touches, then writes; the
 write side's reads of vector states are paged (:mod:`.states`). Every call is bounded and its failures
@@ -28,6 +28,7 @@ from brain_graph.stores.base import ProfileIndexInfo, VectorHit, VectorQuery, Ve
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, WeaviateChanges
 from brain_graph.stores.weaviate.client import WeaviateConnection
 from brain_graph.stores.weaviate.errors import is_missing
+from brain_graph.stores.weaviate.grpc_search import GrpcSearch
 from brain_graph.stores.weaviate.naming import collection_name, legacy_tenant_name, split_tenant_name, tenant_name
 from brain_graph.stores.weaviate.schema import VectorIndexKind, WeaviateSchema
 from brain_graph.stores.weaviate.search import WeaviateSearch
@@ -57,7 +58,8 @@ class WeaviateVectorIndex:
         self.schema = WeaviateSchema(self.connection, vector_index=vector_index, cache_ttl_s=profile_cache_ttl_s)
         self.writes = WeaviateWrites(self.connection, self.schema)
         self.changes = WeaviateChanges(self.connection, self.writes)
-        self._search = WeaviateSearch(self.connection, self.schema)
+        self.grpc_search = GrpcSearch(host=host, port=grpc_port, api_key=api_key, timeout_s=timeout_s)
+        self._search = WeaviateSearch(self.connection, self.schema, self.grpc_search)
 
     @property
     def round_trips(self) -> int:
@@ -78,11 +80,7 @@ class WeaviateVectorIndex:
         the profiles and returns no hits."""
         if not queries:
             return []
-
-        async def op(client: Client) -> list[VectorHit]:
-            return await self._search.query(client, queries, scope, project_key, top_k, generation)
-
-        return self.connection.call(op, self.connection.timeout_s)
+        return self._search.query(queries, scope, project_key, top_k, generation)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope, generation: int | None
@@ -91,11 +89,7 @@ class WeaviateVectorIndex:
         of the scope's tenant (None: only checks the queries, no hits). No request without ids."""
         if not queries or not node_ids:
             return []
-
-        async def op(client: Client) -> list[VectorHit]:
-            return await self._search.similarity(client, queries, node_ids, scope, generation)
-
-        return self.connection.call(op, self.connection.timeout_s)
+        return self._search.similarity(queries, node_ids, scope, generation)
 
     def write(
         self,
@@ -295,5 +289,6 @@ class WeaviateVectorIndex:
         return sorted(self.connection.call(op, None))
 
     def close(self) -> None:
-        """Close the client and stop the loop thread (a later call starts them again)."""
+        """Close the client, the search channel and the loop thread (a later call opens them again)."""
+        self.grpc_search.close()
         self.connection.close()

@@ -141,16 +141,23 @@ class WeaviateSchema:
         self._cache = ProfileCache(profiles, collections, time.monotonic(), hashless)
         return self._cache
 
-    async def for_query(self, client: Client, profile_ids: Iterable[str]) -> ProfileCache:
-        """The cache, refreshed when stale or when it misses one of ``profile_ids`` (at most once a second)."""
+    def fresh(self, profile_ids: Iterable[str]) -> ProfileCache | None:
+        """The cache if it may serve a query of ``profile_ids`` without a read: not stale, and not
+        missing one of them unless read within the last second (None: :meth:`for_query` must read)."""
         cache = self._cache
         now = time.monotonic()
         if cache is None or now - cache.loaded_at > self.cache_ttl_s:
-            return await self.read(client)
+            return None
         unknown = [p for p in profile_ids if p not in cache.profiles]
         if unknown and now - cache.loaded_at > min(1.0, self.cache_ttl_s):
-            return await self.read(client)
+            return None
         return cache
+
+    async def for_query(self, client: Client, profile_ids: Iterable[str]) -> ProfileCache:
+        """The cache, refreshed when stale or when it misses one of ``profile_ids`` (at most once a second)."""
+        ids = list(profile_ids)
+        cache = self.fresh(ids)
+        return cache if cache is not None else await self.read(client)
 
     async def tenant_names(self, client: Client, collection: str) -> list[str]:
         """Every Weaviate tenant of a collection (one REST call)."""

@@ -1,4 +1,4 @@
-"""Vector search on Weaviate: one request per profile (concurrent), then exact re-scoring.
+"""Vector search on Weaviate: one gRPC request per profile (sent together), then exact re-scoring.
 
 The vector index is FLAT with cosine distance by default: an exact scan, so candidates do not depend
 on graph construction order and results are deterministic (``hnsw`` trades that for speed on large
@@ -10,24 +10,27 @@ tenants). Tenant (the Weaviate tenant of the generation), project and visibility
 the returned float32 vectors (:func:`~brain_graph.stores.exact.exact_scores`, all of a request's at
 once; bit-identical to the embedded store), ordered by (score desc, node id) and cut to ``top_k``. When the
 last fetched candidate is itself that close to the boundary, an unfetched object could still tie,
-and the fetch is repeated with a four times larger limit (only with mass ties).
+and that profile's request is repeated with a four times larger limit (only with mass ties).
 
-:meth:`WeaviateSearch.similarity` scores given nodes instead of searching: one ``fetch_objects`` per
-profile (concurrent) for the objects whose ``nodeId`` is among the ids (``contains_any``, with the
-access filter), with their vectors, scored the same way. A request returns at most
+:meth:`WeaviateSearch.similarity` scores given nodes instead of searching: one request per profile
+(sent together) for the objects whose ``nodeId`` is among the ids (``contains_any``, with the access
+filter), with their vectors, scored the same way. A request returns at most
 :data:`QUERY_MAX_RESULTS` objects, so more ids than that take one request per that many.
+
+Requests and replies are gRPC messages (:mod:`.grpc_search`): no event-loop hop, vectors decoded
+straight into numpy. The profiles' recorded identity comes from the schema cache (:mod:`.schema`),
+read over REST when it is stale.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import takewhile
-from typing import Any
+from typing import Any, TypeVar
 
+import numpy as np
 import weaviate
-from weaviate.classes.query import Filter, MetadataQuery
-from weaviate.exceptions import WeaviateQueryError
+from weaviate.proto.v1 import base_pb2, base_search_pb2, search_get_pb2
 
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import weaviate_visible
@@ -35,10 +38,19 @@ from brain_graph.stores.base import VectorHit, VectorQuery
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError, check_query_matches
 from brain_graph.stores.weaviate.client import WeaviateConnection
-from brain_graph.stores.weaviate.errors import is_dimension_mismatch, is_missing
+from brain_graph.stores.weaviate.grpc_search import (
+    FLOAT32,
+    DimensionRejectedError,
+    FoundObject,
+    GrpcSearch,
+    found_objects,
+    search_request,
+    vector_matrix,
+)
 from brain_graph.stores.weaviate.naming import collection_name, tenant_name
-from brain_graph.stores.weaviate.schema import WeaviateSchema
+from brain_graph.stores.weaviate.schema import ProfileCache, WeaviateSchema
 
+T = TypeVar("T")
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 TIE_MARGIN = 1e-5  # > float32 distance error + score rounding
 EXTRA_CANDIDATES = 10  # fetched beyond top_k: room for ties at the boundary before a wider fetch is needed
@@ -46,48 +58,88 @@ RETURNED = ["tenantId", "nodeId", "projectKey", "secured", "acl"]
 SCORED = ["tenantId", "nodeId", "secured", "acl"]  # what a similarity read needs (no project filter)
 
 
+def _all_of(parts: Sequence[Any]) -> Any:
+    """The conjunction of gRPC filters (None when there is none)."""
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else base_pb2.Filters(operator=base_pb2.Filters.OPERATOR_AND, filters=parts)
+
+
 def filters(scope: AccessScope, project_key: str | None) -> Any:
     """The project filter and the access rule's filter, combined (None when there is none)."""
-    parts = [] if project_key is None else [Filter.by_property("projectKey").equal(project_key)]
+    parts = []
+    if project_key is not None:
+        parts.append(
+            base_pb2.Filters(
+                operator=base_pb2.Filters.OPERATOR_EQUAL,
+                target=base_pb2.FilterTarget(property="projectKey"),
+                value_text=project_key,
+            )
+        )
     visible = weaviate_visible(scope)
     if visible is not None:
         parts.append(visible)
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else Filter.all_of(parts)
+    return _all_of(parts)
 
 
-def visible_to(scope: AccessScope, obj: Any) -> bool:
-    """Whether a returned object is visible in ``scope`` (the access rule re-checked in Python)."""
-    props = obj.properties
-    return scope.may_see(str(props.get("tenantId")), bool(props.get("secured")), props.get("acl") or ())
+def id_filter(scope: AccessScope, ids: Sequence[str]) -> Any:
+    """The objects of ``ids`` visible in ``scope``."""
+    named = base_pb2.Filters(
+        operator=base_pb2.Filters.OPERATOR_CONTAINS_ANY,
+        target=base_pb2.FilterTarget(property="nodeId"),
+        value_text_array=base_pb2.TextArray(values=list(ids)),
+    )
+    visible = weaviate_visible(scope)
+    return _all_of([named] if visible is None else [named, visible])
 
 
-def stored_vector(query: VectorQuery, obj: Any) -> Sequence[float]:
-    """A returned object's stored vector, checked against the query's dimension."""
-    vector = obj.vector
-    stored: Sequence[float] = next(iter(vector.values())) if isinstance(vector, dict) else vector
-    if len(stored) != len(query.vector):
-        raise EmbeddingMismatchError(
-            f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
-            f"the index holds dimension {len(stored)}"
+def request(query: VectorQuery, tenant: str, where: Any, limit: int, properties: Sequence[str], *, near: bool) -> Any:
+    """A ``SearchRequest`` in one profile's collection and Weaviate tenant, returning ``properties``
+    and the stored vectors (and, with ``near``, ordered by distance to the query, distances returned)."""
+    fields: dict[str, Any] = {
+        "collection": collection_name(query.profile_id),
+        "tenant": tenant,
+        "limit": limit,
+        "properties": search_get_pb2.PropertiesRequest(non_ref_properties=list(properties)),
+        "metadata": search_get_pb2.MetadataRequest(vector=True, distance=near),
+    }
+    if where is not None:
+        fields["filters"] = where
+    if near:
+        vector = base_pb2.Vectors(
+            vector_bytes=np.asarray(query.vector, dtype=FLOAT32).tobytes(),
+            type=base_pb2.Vectors.VECTOR_TYPE_SINGLE_FP32,
         )
-    return stored
+        fields["near_vector"] = base_search_pb2.NearVector(vectors=[vector])
+    return search_request(**fields)
 
 
-def score(query: VectorQuery, objects: Sequence[Any]) -> list[VectorHit]:
+def visible_to(scope: AccessScope, obj: FoundObject) -> bool:
+    """Whether a returned object is visible in ``scope`` (the access rule re-checked in Python)."""
+    return scope.may_see(obj.tenant_id, obj.secured, obj.acl)
+
+
+def score(query: VectorQuery, objects: Sequence[FoundObject]) -> list[VectorHit]:
     """The hits of returned objects, scored over their stored vectors exactly like the embedded store
     (:func:`~brain_graph.stores.exact.exact_scores`), in the objects' order."""
-    vectors = [stored_vector(query, obj) for obj in objects]
+    dimension = len(query.vector)
+    vectors = vector_matrix(objects, dimension)
+    if vectors is None:
+        stored = next(len(obj.vector) // FLOAT32.itemsize for obj in objects if len(obj.vector) != 4 * dimension)
+        raise EmbeddingMismatchError(
+            f"profile {query.profile_id}: query vector has dimension {dimension}, the index holds dimension {stored}"
+        )
     scores = exact_scores(query.vector, vectors)
-    return [
-        VectorHit(str(obj.properties["nodeId"]), query.profile_id, value)
-        for obj, value in zip(objects, scores, strict=True)
-    ]
+    return [VectorHit(obj.node_id, query.profile_id, value) for obj, value in zip(objects, scores, strict=True)]
+
+
+def certainty(obj: FoundObject) -> float:
+    """Weaviate's certainty ``1 - distance / 2`` (1.0 without a distance)."""
+    return 1.0 - obj.distance / 2.0 if obj.distance is not None else 1.0
 
 
 def rescore(
-    query: VectorQuery, objects: Sequence[Any], scope: AccessScope, project_key: str | None, top_k: int
+    query: VectorQuery, objects: Sequence[FoundObject], scope: AccessScope, project_key: str | None, top_k: int
 ) -> tuple[list[VectorHit], bool]:
     """Score the candidates exactly like the embedded store (tenant, project and ACL re-checked) and
     tell whether unfetched objects could still tie at the ``top_k`` boundary.
@@ -97,15 +149,8 @@ def rescore(
     cannot reach the top ``top_k`` and are not re-scored; objects not fetched rank after the last
     fetched one, so they matter only if it is within the margin of that boundary."""
     visible = [
-        obj
-        for obj in objects
-        if visible_to(scope, obj) and (project_key is None or obj.properties.get("projectKey") == project_key)
+        obj for obj in objects if visible_to(scope, obj) and (project_key is None or obj.project_key == project_key)
     ]
-
-    def certainty(obj: Any) -> float:
-        distance = obj.metadata.distance
-        return 1.0 - float(distance) / 2.0 if distance is not None else 1.0
-
     bound = certainty(visible[top_k - 1]) - TIE_MARGIN if len(visible) >= top_k else float("-inf")
     close = list(takewhile(lambda obj: certainty(obj) >= bound, visible))  # nearest first
     hits = sorted(score(query, close), key=lambda hit: (-hit.score, hit.node_id))
@@ -117,134 +162,105 @@ class WeaviateSearch:
     """The :meth:`~brain_graph.stores.base.VectorIndex.query` and
     :meth:`~brain_graph.stores.base.VectorIndex.similarity` of one generation of a tenant."""
 
-    def __init__(self, connection: WeaviateConnection, schema: WeaviateSchema) -> None:
+    def __init__(self, connection: WeaviateConnection, schema: WeaviateSchema, grpc_search: GrpcSearch) -> None:
         self._connection = connection
         self._schema = schema
+        self._grpc = grpc_search
 
-    async def query(
+    def query(
         self,
-        client: weaviate.WeaviateAsyncClient,
         queries: Sequence[VectorQuery],
         scope: AccessScope,
         project_key: str | None,
         top_k: int,
         generation: int | None,
     ) -> list[VectorHit]:
-        """Check the queries against the recorded profiles, then search each profile concurrently in
-        the Weaviate tenant of ``generation`` (None: the tenant has no data, no hits)."""
-        targets = await self._targets(client, queries)
+        """Check the queries against the recorded profiles, then search every profile at once in the
+        Weaviate tenant of ``generation`` (None: the tenant has no data, no hits)."""
+        targets = self._targets(queries)
         if top_k <= 0 or not targets or generation is None:
             return []
         where = filters(scope, project_key)
         tenant = tenant_name(scope.tenant_id, generation)
-        searches = (self._search(client, q, tenant, scope, project_key, where, top_k) for q in targets)
-        return [hit for hits in await asyncio.gather(*searches) for hit in hits]
+        limits = {q.profile_id: min(top_k + EXTRA_CANDIDATES, QUERY_MAX_RESULTS) for q in targets}
+        found: dict[str, list[VectorHit]] = {}
+        pending = list(targets)
+        while pending:
+            batch = [request(q, tenant, where, limits[q.profile_id], RETURNED, near=True) for q in pending]
+            replies = self._send(pending, batch)
+            wider = []
+            for query, reply in zip(pending, replies, strict=True):
+                objects = found_objects(reply) if reply is not None else []
+                hits, saturated = self._checked(rescore, query, objects, scope, project_key, top_k)
+                limit = limits[query.profile_id]
+                if saturated and len(objects) >= limit and limit < QUERY_MAX_RESULTS:
+                    limits[query.profile_id] = min(limit * 4, QUERY_MAX_RESULTS)
+                    wider.append(query)
+                else:
+                    found[query.profile_id] = hits[:top_k]
+            pending = wider
+        return [hit for q in targets for hit in found[q.profile_id]]
 
-    async def similarity(
-        self,
-        client: weaviate.WeaviateAsyncClient,
-        queries: Sequence[VectorQuery],
-        node_ids: Sequence[str],
-        scope: AccessScope,
-        generation: int | None,
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], scope: AccessScope, generation: int | None
     ) -> list[VectorHit]:
         """Check the queries against the recorded profiles, then score the visible objects of
-        ``node_ids`` in each profile concurrently, in the queries' order (None: no data, no hits)."""
-        targets = await self._targets(client, queries)
+        ``node_ids`` in every profile at once, in the queries' order (None: no data, no hits)."""
+        targets = self._targets(queries)
         ids = sorted(set(node_ids))
         if not targets or not ids or generation is None:
             return []
         tenant = tenant_name(scope.tenant_id, generation)
         chunks = [ids[start : start + QUERY_MAX_RESULTS] for start in range(0, len(ids), QUERY_MAX_RESULTS)]
-        fetches = (self._score_ids(client, q, tenant, scope, chunks) for q in targets)
-        return [hit for hits in await asyncio.gather(*fetches) for hit in hits]
+        asked = [(q, chunk) for q in targets for chunk in chunks]
+        batch = [request(q, tenant, id_filter(scope, chunk), len(chunk), SCORED, near=False) for q, chunk in asked]
+        replies = self._send([q for q, _ in asked], batch)
+        wanted = set(ids)
+        hits: list[VectorHit] = []
+        for query in targets:
+            objects = [
+                obj
+                for (asked_query, _), reply in zip(asked, replies, strict=True)
+                if asked_query is query and reply is not None
+                for obj in found_objects(reply)
+                if obj.node_id in wanted and visible_to(scope, obj)
+            ]
+            scored = self._checked(score, query, objects)
+            hits.extend(sorted(scored, key=lambda hit: (-hit.score, hit.node_id)))
+        return hits
 
-    async def _targets(self, client: weaviate.WeaviateAsyncClient, queries: Sequence[VectorQuery]) -> list[VectorQuery]:
+    def _checked(self, compute: Callable[..., T], *args: Any) -> T:
+        """``compute(*args)``, forgetting the schema cache when it finds stored vectors of another
+        dimension (the collection was recreated since it was cached)."""
+        try:
+            return compute(*args)
+        except EmbeddingMismatchError:
+            self._schema.invalidate()
+            raise
+
+    def _send(self, queries: Sequence[VectorQuery], batch: Sequence[Any]) -> list[Any | None]:
+        """Send one request per query together; a refused dimension is an :class:`EmbeddingMismatchError`."""
+        self._connection.tick(len(batch))
+        try:
+            return self._grpc.search(batch)
+        except DimensionRejectedError as rejected:
+            self._schema.invalidate()
+            query = queries[rejected.index]
+            raise EmbeddingMismatchError(
+                f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
+                f"which the index rejects: {rejected.details}"
+            ) from None
+
+    def _targets(self, queries: Sequence[VectorQuery]) -> list[VectorQuery]:
         """The queries whose profile has a collection, after checking every query against its profile."""
-        cache = await self._schema.for_query(client, [q.profile_id for q in queries])
+        profile_ids = [q.profile_id for q in queries]
+        cache = self._schema.fresh(profile_ids)
+        if cache is None:
+
+            async def read(client: weaviate.WeaviateAsyncClient) -> ProfileCache:
+                return await self._schema.for_query(client, profile_ids)
+
+            cache = self._connection.call(read, self._connection.timeout_s)
         for query in queries:
             check_query_matches(query, cache.profiles.get(query.profile_id))
         return [q for q in queries if collection_name(q.profile_id) in cache.collections]
-
-    async def _score_ids(
-        self,
-        client: weaviate.WeaviateAsyncClient,
-        query: VectorQuery,
-        tenant: str,
-        scope: AccessScope,
-        chunks: Sequence[Sequence[str]],
-    ) -> list[VectorHit]:
-        """The hits of one profile for the ids (one request per chunk), by score desc then node id."""
-        collection = client.collections.use(collection_name(query.profile_id)).with_tenant(tenant)
-        objects = [
-            obj
-            for part in await asyncio.gather(*(self._fetch(collection, scope, ids) for ids in chunks))
-            for obj in part
-        ]
-        wanted = {node_id for ids in chunks for node_id in ids}
-        try:
-            hits = score(
-                query, [obj for obj in objects if obj.properties.get("nodeId") in wanted and visible_to(scope, obj)]
-            )
-        except EmbeddingMismatchError:
-            self._schema.invalidate()  # the collection was recreated with another dimension since cached
-            raise
-        return sorted(hits, key=lambda hit: (-hit.score, hit.node_id))
-
-    async def _fetch(self, collection: Any, scope: AccessScope, ids: Sequence[str]) -> list[Any]:
-        """The objects (with vectors) of the visible nodes among ``ids`` (none when the Weaviate tenant
-        or the collection is missing)."""
-        where = Filter.by_property("nodeId").contains_any(list(ids))
-        visible = weaviate_visible(scope)
-        self._connection.tick()
-        try:
-            response = await collection.query.fetch_objects(
-                limit=len(ids),
-                filters=where if visible is None else Filter.all_of([where, visible]),
-                include_vector=True,
-                return_properties=SCORED,
-            )
-        except WeaviateQueryError as error:
-            if is_missing(error):
-                return []
-            raise
-        return list(response.objects)
-
-    async def _search(
-        self,
-        client: weaviate.WeaviateAsyncClient,
-        query: VectorQuery,
-        tenant: str,
-        scope: AccessScope,
-        project_key: str | None,
-        where: Any,
-        top_k: int,
-    ) -> list[VectorHit]:
-        collection = client.collections.use(collection_name(query.profile_id)).with_tenant(tenant)
-        limit = min(top_k + EXTRA_CANDIDATES, QUERY_MAX_RESULTS)
-        while True:
-            self._connection.tick()
-            try:
-                response = await collection.query.near_vector(
-                    near_vector=[float(x) for x in query.vector],
-                    limit=limit,
-                    filters=where,
-                    include_vector=True,
-                    return_properties=RETURNED,
-                    return_metadata=MetadataQuery(distance=True),
-                )
-            except WeaviateQueryError as error:
-                if is_missing(error):
-                    return []
-                if is_dimension_mismatch(error):
-                    self._schema.invalidate()
-                    raise EmbeddingMismatchError(
-                        f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
-                        f"which the index rejects: {error}"
-                    ) from None
-                raise
-            objects = response.objects
-            hits, saturated = rescore(query, objects, scope, project_key, top_k)
-            if not (saturated and len(objects) >= limit) or limit >= QUERY_MAX_RESULTS:
-                return hits[:top_k]
-            limit = min(limit * 4, QUERY_MAX_RESULTS)
