@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
 
 from brain_graph.errors import ConfigurationError
 from brain_graph.scoring import SCORE_DECIMALS
@@ -79,10 +80,9 @@ class GraphScoring:
         return self.edge_weights.get(edge_type, 1.0)
 
 
-@dataclass(frozen=True, order=True)
-class Path:
-    """The best way a seed reaches a node: the sort key prefers the heavier path, then the shorter,
-    then the smaller ids (so the choice is total)."""
+class Path(NamedTuple):
+    """The best way a seed reaches a node: the (tuple) order prefers the heavier path, then the
+    shorter, then the smaller ids (so the choice is total)."""
 
     neg_weight: float
     hops: int
@@ -95,6 +95,32 @@ class Path:
         return -self.neg_weight
 
 
+class SupportRow(NamedTuple):
+    """A :class:`~brain_graph.wire.CandidateSupport` as the table keeps it (immutable)."""
+
+    seed_id: str
+    seed_score: float
+    hops: int
+    via_id: str
+    edge_type: str
+    direction: Literal["out", "in"]
+    path_weight: float
+    contribution: float
+
+    def wire(self) -> CandidateSupport:
+        """A new wire row."""
+        return {
+            "seedNodeId": self.seed_id,
+            "seedScore": self.seed_score,
+            "hops": self.hops,
+            "viaNodeId": self.via_id,
+            "edgeType": self.edge_type,
+            "direction": self.direction,
+            "pathWeight": self.path_weight,
+            "contribution": self.contribution,
+        }
+
+
 class SupportTable:
     """Which seeds reach which nodes, and by their best path."""
 
@@ -103,7 +129,7 @@ class SupportTable:
         self.scoring = scoring
         self._floor = min(self.seed_scores.values(), default=0.0)  # the seeds are fixed: computed once
         self.paths: dict[str, dict[str, Path]] = {}
-        self._support: dict[str, list[CandidateSupport]] = {}  # support rows by node, until the next hop
+        self._support: dict[str, tuple[list[SupportRow], float]] = {}  # support rows and graph term by node
 
     def add_hop(self, links: Iterable[Link]) -> None:
         """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends the
@@ -113,13 +139,14 @@ class SupportTable:
         never supports itself). Every hop after a path's first is decayed."""
         links = list(links)
         self._support.clear()
-        reaching = {link.frontier_id: self._strongest(link.frontier_id) for link in links}
+        reaching = {frontier_id: self._strongest(frontier_id) for frontier_id in {link.frontier_id for link in links}}
+        hop_decay = self.scoring.hop_decay
         for link in links:
             step = self.scoring.edge_weight(link.edge_type)
             for seed_id, weight, hops in reaching[link.frontier_id]:
                 if seed_id == link.neighbor_id:
                     continue
-                decay = self.scoring.hop_decay if hops >= 1 else 1.0
+                decay = hop_decay if hops >= 1 else 1.0
                 path = Path(-(weight * step * decay), hops + 1, link.frontier_id, link.edge_type, not link.outgoing)
                 known = self.paths.setdefault(link.neighbor_id, {})
                 if seed_id not in known or path < known[seed_id]:
@@ -129,11 +156,14 @@ class SupportTable:
         """(seed, path weight, hops) of the ``max_seeds + 1`` strongest seeds reaching ``node_id`` (by
         margin times path weight, then seed id), and the node itself, with no hop, if it is a seed."""
         floor = self.floor()
+        own = [(node_id, 1.0, 0)] if node_id in self.seed_scores else []
+        paths = self.paths.get(node_id)
+        if not paths:
+            return own
         reached = sorted(
-            self.paths.get(node_id, {}).items(),
+            paths.items(),
             key=lambda item: (-(self.seed_scores[item[0]] - floor) * item[1].weight, item[1], item[0]),
         )
-        own = [(node_id, 1.0, 0)] if node_id in self.seed_scores else []
         kept = reached[: self.scoring.max_seeds + 1]  # one more: the neighbour may be one of them (never itself)
         return own + [(seed, path.weight, path.hops) for seed, path in kept]
 
@@ -144,47 +174,68 @@ class SupportTable:
     def support(self, node_id: str) -> list[CandidateSupport]:
         """The seeds reaching ``node_id``, each with its contribution, strongest first (then seed id);
         new rows on every call (computed once per node and hop)."""
-        rows = self._support.get(node_id)
-        if rows is None:
-            rows = self._support[node_id] = self._support_rows(node_id)
-        return [row.copy() for row in rows]
+        return [row.wire() for row in self._scored(node_id)[0]]
 
-    def _support_rows(self, node_id: str) -> list[CandidateSupport]:
-        floor = self.floor()
+    def graph(self, node_id: str) -> float:
+        """The graph term of the node's score: the sum of its support contributions, rounded
+        (computed once per node and hop)."""
+        return self._scored(node_id)[1]
+
+    def _scored(self, node_id: str) -> tuple[list[SupportRow], float]:
+        """The node's support rows and graph term, kept until the next hop."""
+        scored = self._support.get(node_id)
+        if scored is None:
+            rows = self._support_rows(node_id)
+            graph = round(math.fsum([row.contribution for row in rows]), SCORE_DECIMALS)
+            scored = self._support[node_id] = (rows, graph)
+        return scored
+
+    def _support_rows(self, node_id: str) -> list[SupportRow]:
+        paths = self.paths.get(node_id)
+        if not paths:
+            return []
+        floor = self._floor
         boosts = self.scoring.graph_boosts
+        link_weight = self.scoring.link_weight
         rows = []
-        for seed_id, path in self.paths.get(node_id, {}).items():
+        for seed_id, path in paths.items():
             seed_score = self.seed_scores[seed_id]
-            contribution = self.scoring.link_weight * (seed_score - floor) * path.weight if boosts else 0.0
+            contribution = link_weight * (seed_score - floor) * path.weight if boosts else 0.0
+            direction: Literal["out", "in"] = "in" if path.incoming else "out"
             rows.append(
-                CandidateSupport(
-                    seedNodeId=seed_id,
-                    seedScore=seed_score,
-                    hops=path.hops,
-                    viaNodeId=path.via_id,
-                    edgeType=path.edge_type,
-                    direction="in" if path.incoming else "out",
-                    pathWeight=round(path.weight, SCORE_DECIMALS),
-                    contribution=round(contribution, SCORE_DECIMALS),
+                SupportRow(
+                    seed_id,
+                    seed_score,
+                    path.hops,
+                    path.via_id,
+                    path.edge_type,
+                    direction,
+                    round(path.weight, SCORE_DECIMALS),
+                    round(contribution, SCORE_DECIMALS),
                 )
             )
-        rows.sort(key=lambda row: (-row["contribution"], -row["seedScore"], row["hops"], row["seedNodeId"]))
-        for row in rows[self.scoring.max_seeds :]:
-            row["contribution"] = 0.0  # listed, but only the strongest max_seeds seeds count
+        if len(rows) > 1:
+            rows.sort(key=lambda row: (-row.contribution, -row.seed_score, row.hops, row.seed_id))
+        counted = self.scoring.max_seeds  # listed, but only the strongest max_seeds seeds count
+        if len(rows) > counted:
+            rows[counted:] = [row._replace(contribution=0.0) for row in rows[counted:]]
         return rows
+
+    def adjusted(self, node_id: str, vector_score: float | None) -> float:
+        """The node's adjusted score, as :func:`adjusted_score` of its :meth:`breakdown`."""
+        vector = vector_score if vector_score is not None else 0.0
+        return round(vector + self.graph(node_id), SCORE_DECIMALS)
 
     def breakdown(self, node_id: str, vector_score: float | None) -> ScoringBreakdown:
         """Every term of the node's score."""
-        support = self.support(node_id)
-        graph = round(math.fsum(row["contribution"] for row in support), SCORE_DECIMALS)
         vector = vector_score if vector_score is not None else 0.0
-        return ScoringBreakdown(
-            vector=vector,
-            graph=graph,
-            marginFloor=self.floor(),
-            linkWeight=self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
-            support=support,
-        )
+        return {
+            "vector": vector,
+            "graph": self.graph(node_id),
+            "marginFloor": self.floor(),
+            "linkWeight": self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
+            "support": self.support(node_id),
+        }
 
 
 def adjusted_score(breakdown: ScoringBreakdown) -> float:
@@ -197,13 +248,13 @@ def best_via(support: list[CandidateSupport]) -> CandidateVia | None:
     if not support:
         return None
     top = support[0]
-    return CandidateVia(
-        seedNodeId=top["seedNodeId"],
-        viaNodeId=top["viaNodeId"],
-        edgeType=top["edgeType"],
-        direction=top["direction"],
-        hops=top["hops"],
-    )
+    return {
+        "seedNodeId": top["seedNodeId"],
+        "viaNodeId": top["viaNodeId"],
+        "edgeType": top["edgeType"],
+        "direction": top["direction"],
+        "hops": top["hops"],
+    }
 
 
 def rank_key(adjusted: float, vector_score: float | None, node_id: str) -> tuple[float, float, str]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache, wraps
 
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
@@ -55,6 +56,8 @@ _SAFE_URL = re.compile(r"https?://[!#-&(-;=?-\[\]-_a-~]+", re.IGNORECASE | re.AS
 _MAY_ESCAPE = re.compile(r"[\\`*\[\]<>#|~&_:.]")
 
 ELLIPSIS = "…"
+MEMO_SIZE = 4096  # inline fields remembered (:func:`inline`, :func:`code_span`): types, ids and titles recur
+MEMO_MAX_CHARS = 512  # longer values are rendered every time (bounds what is remembered)
 MARKER_ROOM = 40  # room kept for the cut marker of an excerpt (more if its count needs it)
 
 
@@ -85,7 +88,8 @@ def clean_block(text: str) -> str:
 def normalize(text: str) -> str:
     """Trim lines, fold runs of spaces, keep at most one blank line between paragraphs."""
     lines = [(_SPACES.sub(" ", line) if "  " in line or "\t" in line else line).strip() for line in _lines(text)]
-    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+    joined = "\n".join(lines)
+    return (_BLANK_LINES.sub("\n\n", joined) if "\n\n\n" in joined else joined).strip()
 
 
 def one_line(text: str | None) -> str:
@@ -207,12 +211,26 @@ def _fit(text: str, limit: int, render: Callable[[str], str]) -> str:
     return render(text[:low].rstrip() + ELLIPSIS)
 
 
+def _remembered(render: Callable[[str | None, int], str]) -> Callable[[str | None, int], str]:
+    """``render`` with its results for values of at most :data:`MEMO_MAX_CHARS` characters kept in an
+    LRU cache of :data:`MEMO_SIZE` entries (a pack renders the same titles, ids and types several times)."""
+    cached = lru_cache(maxsize=MEMO_SIZE)(render)
+
+    @wraps(render)
+    def remembered(value: str | None, limit: int) -> str:
+        return cached(value, limit) if value is None or len(value) <= MEMO_MAX_CHARS else render(value, limit)
+
+    return remembered
+
+
+@_remembered
 def inline(value: str | None, limit: int) -> str:
     """``value`` one-lined and escaped for inline markdown, at most ``limit`` characters as printed
     (cut with ``…``); ``-`` when empty."""
     return _fit(one_line(value) or "-", limit, escape_inline)
 
 
+@_remembered
 def code_span(value: str | None, limit: int) -> str:
     """``value`` one-lined as a code span of at most ``limit`` characters (cut with ``…``); ``-``
     when empty."""

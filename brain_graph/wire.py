@@ -4,6 +4,9 @@ Every value in the graph's state is one of these TypedDicts or a plain JSON valu
 (strict msgpack included), HTTP streaming and LangGraph Studio see exactly what a step wrote. The
 pydantic models of :mod:`brain_graph.contracts` validate the same shapes (a test keeps both in step):
 ``BrainSearchResult.model_validate(output)`` gives typed snake_case access to a result.
+
+Code that makes many of them per search writes them as dict literals (mypy checks the keys as it
+checks the class call, which costs about a microsecond more per value on CPython 3.11).
 """
 
 from __future__ import annotations

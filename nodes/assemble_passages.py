@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from brain_graph.ranking import pack_size
 from brain_graph.services import SearchLimits
@@ -29,8 +28,7 @@ def source_kind(node_type: str) -> SourceKind:
     return SOURCE_KINDS.get(node_type, "other")
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     """One field of a passage: its raw text, its own limit, how it renders, and for code its language."""
 
     text: str
@@ -168,7 +166,7 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
         if not text.strip():
             continue  # nothing to show (no title, no text): cited, without a passage
         passages.append(
-            RagPassage(sourceNodeId=node_id, sourceKind=source_kind(node.node_type), text=text, url=node.url)
+            {"sourceNodeId": node_id, "sourceKind": source_kind(node.node_type), "text": text, "url": node.url}
         )
         remaining -= len(text) + fence_overhead(text)
     return {"passages": passages}

@@ -357,17 +357,17 @@ def build_pack(state: BrainSearchState, deps: StepDeps) -> PackUpdate:
     scores and how each was reached; built from rows already fetched, with no further store calls."""
     limits = deps.services.limits
     candidates = state["candidates"]
-    citations = [
-        Citation(
-            sourceNodeId=item["nodeId"],
-            url=item["url"],
-            title=citation_title(item["title"], limits),
-            nodeType=item["nodeType"],
-            vectorScore=item["vectorScore"],
-            adjustedScore=item["adjustedScore"],
-            reachedBy=item["reachedBy"],
-            via=item["via"],
-        )
+    citations: list[Citation] = [
+        {
+            "sourceNodeId": item["nodeId"],
+            "url": item["url"],
+            "title": citation_title(item["title"], limits),
+            "nodeType": item["nodeType"],
+            "vectorScore": item["vectorScore"],
+            "adjustedScore": item["adjustedScore"],
+            "reachedBy": item["reachedBy"],
+            "via": item["via"],
+        }
         for item in distinct(candidates)[: pack_size(state["request"]["options"]["topK"], limits.max_citations)]
     ]
     markdown = render_markdown(

@@ -28,9 +28,12 @@ def graph_node(node_id: str, meta: NodeMeta) -> GraphNode:
     properties = dict(meta["properties"])
     if meta["projectKey"] is not None:
         properties["projectKey"] = meta["projectKey"]
-    return GraphNode(
-        nodeId=node_id, nodeType=meta["nodeType"], label=meta["title"], properties=dict(sorted(properties.items()))
-    )
+    return {
+        "nodeId": node_id,
+        "nodeType": meta["nodeType"],
+        "label": meta["title"],
+        "properties": dict(sorted(properties.items())),
+    }
 
 
 def best_scores(raw: list[VectorHit]) -> dict[str, VectorHit]:
@@ -70,11 +73,7 @@ def choose_new(
     for link in links:
         if link.neighbor_id not in admitted:
             by_frontier.setdefault(link.frontier_id, set()).add(link.neighbor_id)
-    keys: dict[str, tuple[float, float, str]] = {}
-    for node_id in sorted({node_id for found in by_frontier.values() for node_id in found}):
-        hit = scores.get(node_id)
-        vector = hit.score if hit is not None else None
-        keys[node_id] = rank_key(adjusted_score(table.breakdown(node_id, vector)), vector, node_id)
+    keys = {node_id: node_rank(node_id, table, scores) for found in by_frontier.values() for node_id in found}
     chosen = {node_id for found in by_frontier.values() for node_id in sorted(found, key=keys.__getitem__)[:per_node]}
     return sorted(chosen, key=keys.__getitem__)[:room]
 
@@ -97,12 +96,12 @@ def seed_links(rows: list[LinkRow], frontier: list[str]) -> list[Link]:
 def membership_row(membership: ClusterMembership) -> MembershipRow:
     """A cluster membership as the state holds it."""
     cluster = membership.cluster
-    return MembershipRow(
-        memberId=membership.member_id,
-        clusterId=membership.cluster_id,
-        clusterSize=membership.cluster_size,
-        cluster=node_meta(cluster) if cluster is not None else None,
-    )
+    return {
+        "memberId": membership.member_id,
+        "clusterId": membership.cluster_id,
+        "clusterSize": membership.cluster_size,
+        "cluster": node_meta(cluster) if cluster is not None else None,
+    }
 
 
 def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
@@ -156,8 +155,7 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         admitted.extend(frontier)
 
     records = dict(state["nodeRecords"])
-    breakdowns = {node_id: table.breakdown(node_id, vector_score(scores, node_id)) for node_id in admitted}
-    ranked = sorted(admitted, key=lambda i: rank_key(adjusted_score(breakdowns[i]), vector_score(scores, i), i))
+    ranked = sorted(admitted, key=lambda node_id: node_rank(node_id, table, scores))
     episodes = bool(options["includeEpisodes"] and options["maxEpisodes"] > 0 and state["hits"])
     context = reads.context(
         ContextRequest(
@@ -173,18 +171,24 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     )
     records.update({node.node_id: node_meta(node) for node in sorted(context.nodes, key=lambda n: n.node_id)})
     visible = [node_id for node_id in admitted if node_id in records]
-    edges = [
-        GraphEdge(
-            edgeType=edge.edge_type,
-            fromNodeId=edge.from_node_id,
-            toNodeId=edge.to_node_id,
-            properties=dict(sorted(edge.properties.items())),
-        )
+    edges: list[GraphEdge] = [
+        {
+            "edgeType": edge.edge_type,
+            "fromNodeId": edge.from_node_id,
+            "toNodeId": edge.to_node_id,
+            "properties": dict(sorted(edge.properties.items())),
+        }
         for edge in context.edges
     ]
     hit_ids = {hit["nodeId"] for hit in hits}
     candidates = [
-        candidate(node_id, records[node_id], node_id in hit_ids, scores.get(node_id), breakdowns[node_id])
+        candidate(
+            node_id,
+            records[node_id],
+            node_id in hit_ids,
+            scores.get(node_id),
+            table.breakdown(node_id, vector_score(scores, node_id)),
+        )
         for node_id in ranked
         if node_id in records
     ]
@@ -194,9 +198,10 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         "nodeRecords": records,
         "candidates": candidates,
         "clusterMemberships": [membership_row(m) for m in context.memberships] if episodes else None,
-        "passageTexts": PassageTexts(
-            nodeIds=context.cited, texts={node_id: dict(text) for node_id, text in context.texts.items()}
-        ),
+        "passageTexts": {
+            "nodeIds": context.cited,
+            "texts": {node_id: dict(text) for node_id, text in context.texts.items()},
+        },
     }
 
 
@@ -206,21 +211,27 @@ def vector_score(scores: dict[str, VectorHit], node_id: str) -> float | None:
     return hit.score if hit is not None else None
 
 
+def node_rank(node_id: str, table: SupportTable, scores: dict[str, VectorHit]) -> tuple[float, float, str]:
+    """The :func:`~brain_graph.ranking.rank_key` of a node with the scores so far."""
+    vector = vector_score(scores, node_id)
+    return rank_key(table.adjusted(node_id, vector), vector, node_id)
+
+
 def candidate(
     node_id: str, meta: NodeMeta, is_hit: bool, hit: VectorHit | None, breakdown: ScoringBreakdown
 ) -> SearchCandidate:
     """A node with its scores and how it was reached."""
     support = breakdown["support"]
-    return SearchCandidate(
-        nodeId=node_id,
-        nodeType=meta["nodeType"],
-        title=meta["title"],
-        url=meta["url"],
-        profileId=hit.profile_id if hit is not None else None,
-        vectorScore=hit.score if hit is not None else None,
-        adjustedScore=adjusted_score(breakdown),
-        reachedBy="vector" if is_hit else "graph",
-        hops=0 if is_hit or not support else support[0]["hops"],  # the hops of ``via``, its strongest path
-        via=None if is_hit else best_via(support),
-        scoringBreakdown=breakdown,
-    )
+    return {
+        "nodeId": node_id,
+        "nodeType": meta["nodeType"],
+        "title": meta["title"],
+        "url": meta["url"],
+        "profileId": hit.profile_id if hit is not None else None,
+        "vectorScore": hit.score if hit is not None else None,
+        "adjustedScore": adjusted_score(breakdown),
+        "reachedBy": "vector" if is_hit else "graph",
+        "hops": 0 if is_hit or not support else support[0]["hops"],  # the hops of ``via``, its strongest path
+        "via": None if is_hit else best_via(support),
+        "scoringBreakdown": breakdown,
+    }

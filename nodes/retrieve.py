@@ -24,13 +24,13 @@ class RetrieveUpdate(TypedDict):
 
 def node_meta(node: NodeRecord) -> NodeMeta:
     """What later steps need of a node (never its text or ACL)."""
-    return NodeMeta(
-        nodeType=node.node_type,
-        projectKey=node.project_key,
-        title=node.title,
-        url=node.url,
-        properties=dict(node.properties),
-    )
+    return {
+        "nodeType": node.node_type,
+        "projectKey": node.project_key,
+        "title": node.title,
+        "url": node.url,
+        "properties": dict(node.properties),
+    }
 
 
 def profile_queries(
@@ -50,9 +50,12 @@ def expansion_types(request: SearchRequest, deps: StepDeps) -> list[str]:
 
 def link_row(link: Link) -> LinkRow:
     """A link as the state holds it."""
-    return LinkRow(
-        frontierId=link.frontier_id, edgeType=link.edge_type, neighborId=link.neighbor_id, outgoing=link.outgoing
-    )
+    return {
+        "frontierId": link.frontier_id,
+        "edgeType": link.edge_type,
+        "neighborId": link.neighbor_id,
+        "outgoing": link.outgoing,
+    }
 
 
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
@@ -71,16 +74,16 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
         max_degree=deps.services.scoring.hub_degree,
     )
     records = {hit.node_id: node_meta(seeds.nodes[hit.node_id]) for hit in seeds.hits}
-    hits = [
-        SearchHit(
-            nodeId=hit.node_id,
-            nodeType=records[hit.node_id]["nodeType"],
-            profileId=hit.profile_id,
-            profileKind=registry.get(hit.profile_id).profile_kind,
-            score=hit.score,
-            title=records[hit.node_id]["title"],
-            url=records[hit.node_id]["url"],
-        )
+    hits: list[SearchHit] = [
+        {
+            "nodeId": hit.node_id,
+            "nodeType": records[hit.node_id]["nodeType"],
+            "profileId": hit.profile_id,
+            "profileKind": registry.get(hit.profile_id).profile_kind,
+            "score": hit.score,
+            "title": records[hit.node_id]["title"],
+            "url": records[hit.node_id]["url"],
+        }
         for hit in seeds.hits
     ]
     links = None if seeds.links is None else [link_row(link) for link in seeds.links]

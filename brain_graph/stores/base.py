@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -168,11 +168,10 @@ class Adjacency:
     neighbor_id: str
 
 
-@dataclass(frozen=True, order=True)
-class Link:
+class Link(NamedTuple):
     """An allowlisted edge between a frontier node and a visible neighbour, seen from the frontier:
-    ``outgoing`` when the edge points from ``frontier_id`` to ``neighbor_id``. The dataclass order is
-    the total order of :attr:`Neighborhood.links`."""
+    ``outgoing`` when the edge points from ``frontier_id`` to ``neighbor_id``. The tuple order
+    (frontier_id, edge_type, neighbor_id, outgoing) is the total order of :attr:`Neighborhood.links`."""
 
     frontier_id: str
     edge_type: str

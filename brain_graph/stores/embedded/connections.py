@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+from stat import S_ISDIR
 
 MAX_IDLE = 8  # idle connections kept per store (about one per concurrent search)
 MMAP_BYTES = 256 * 1024 * 1024  # of the file read through memory mapping (address space, not memory)
@@ -23,12 +24,13 @@ MMAP_BYTES = 256 * 1024 * 1024  # of the file read through memory mapping (addre
 FileIdentity = tuple[int, int] | None
 
 
-def _identity(path: Path) -> FileIdentity:
+def file_identity(path: Path) -> FileIdentity:
+    """The device and inode of the file ``path`` names now (None when there is none, or a directory)."""
     try:
         stat = os.stat(path)
     except OSError:
         return None
-    return (stat.st_dev, stat.st_ino)
+    return None if S_ISDIR(stat.st_mode) else (stat.st_dev, stat.st_ino)
 
 
 class ReadConnections:
@@ -41,9 +43,11 @@ class ReadConnections:
         self._opened: dict[int, FileIdentity] = {}
         self._lock = threading.Lock()
 
-    def acquire(self) -> sqlite3.Connection:
-        """An idle connection to the file the path names now, else a new one (``sqlite3.Row`` rows)."""
-        identity = _identity(self.path)
+    def acquire(self, identity: FileIdentity = None) -> sqlite3.Connection:
+        """An idle connection to the file the path names now, else a new one (``sqlite3.Row`` rows);
+        ``identity`` is that file's :func:`file_identity` when the caller just read it."""
+        if identity is None:
+            identity = file_identity(self.path)
         stale: list[sqlite3.Connection] = []
         connection: sqlite3.Connection | None = None
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from brain_graph.stores.base import NodeRecord
 
@@ -42,6 +43,18 @@ BUMP_DATA_VERSION = (
 READ_DATA_VERSION = f"SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'"
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
+_DECODER = json.JSONDecoder()
+
+
+def stored_json(text: str) -> Any:
+    """``json.loads(text)`` of a JSON column: the same value or error, in half the time for the JSON
+    this store writes (canonical, no white space around it), decoded without ``json.loads``' per-call
+    overhead (a search decodes about a hundred small values)."""
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except (ValueError, TypeError):
+        return json.loads(text)  # white space first, bytes, or not JSON: as json.loads has it
+    return value if end == len(text) else json.loads(text)
 
 
 def migrate(connection: sqlite3.Connection) -> None:
@@ -68,7 +81,7 @@ def node_record(row: sqlite3.Row) -> NodeRecord:
         url=meta.url,
         secured=meta.secured,
         acl=meta.acl,
-        text=json.loads(row["text"]),
+        text=stored_json(row["text"]),
         properties=meta.properties,
     )
 
@@ -88,6 +101,6 @@ def node_meta(row: sqlite3.Row) -> NodeRecord:
         title=row["title"],
         url=row["url"],
         secured=bool(row["secured"]),
-        acl=() if row["acl"] == "[]" else tuple(json.loads(row["acl"])),  # most nodes: public, no ACL
-        properties=json.loads(row["properties"]),
+        acl=() if row["acl"] == "[]" else tuple(stored_json(row["acl"])),  # most nodes: public, no ACL
+        properties=stored_json(row["properties"]),
     )

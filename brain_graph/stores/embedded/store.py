@@ -29,9 +29,9 @@ from brain_graph.stores.base import (
     VectorRecord,
     edge_sort_key,
 )
-from brain_graph.stores.embedded.connections import ReadConnections
+from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
-from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, node_meta
+from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, node_meta, stored_json
 from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, shared_cache
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
@@ -121,6 +121,7 @@ class EmbeddedStore:
         self.path = Path(path).expanduser()
         self.explicit = explicit
         self._connections = ReadConnections(self.path)  # reused between reads
+        self._resolved: tuple[FileIdentity, str] | None = None  # the store file's identity and resolved path
         self._statements = 0
         self._lock = threading.Lock()
 
@@ -152,18 +153,21 @@ class EmbeddedStore:
     @contextmanager
     def _read(self, *, missing_ok: bool = False) -> Iterator[sqlite3.Connection | None]:
         """A read-only connection, or None when no store has been written yet (an empty store; for an
-        ``explicit`` path only if ``missing_ok``)."""
-        check_store_path(self.path)
-        if not self.path.exists():
-            if self.explicit and not missing_ok:
-                raise ConfigurationError(
-                    f"embedded store {self.path} does not exist (--store or BRAIN_GRAPH_STORE_PATH names it); "
-                    f"fill it first: brain-graph load PATH --store {self.path}"
-                )
-            yield None
-            return
+        ``explicit`` path only if ``missing_ok``). A path naming a file (one ``stat``) is a store path:
+        its folders exist, so :func:`~.writes.check_store_path` has nothing to say; any other is checked."""
+        identity = file_identity(self.path)
+        if identity is None:
+            check_store_path(self.path)
+            if not self.path.exists():
+                if self.explicit and not missing_ok:
+                    raise ConfigurationError(
+                        f"embedded store {self.path} does not exist (--store or BRAIN_GRAPH_STORE_PATH names it); "
+                        f"fill it first: brain-graph load PATH --store {self.path}"
+                    )
+                yield None
+                return
         try:
-            connection = self._connections.acquire()
+            connection = self._connections.acquire(identity)
         except sqlite3.Error as error:
             raise open_error(self.path, error) or BackendUnavailableError(BACKEND, f"{self.path}: {error}") from error
         try:
@@ -230,7 +234,7 @@ class EmbeddedStore:
             version = next((row[0] for row in self._rows(db, READ_DATA_VERSION, {})), None)
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
             cache = self.vector_cache if self.vector_cache is not None else shared_cache()
-            file_key = str(self.path.resolve())
+            file_key = self._file_key()
 
             def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
                 return self._rows(db, sql, params)
@@ -242,6 +246,15 @@ class EmbeddedStore:
                 )
                 for profile_id, vector in vectors_by_profile.items()
             }
+
+    def _file_key(self) -> str:
+        """The resolved path of the store file, the vector cache's key; resolved again only when the
+        path names another file (its :func:`~.connections.file_identity` changed)."""
+        identity = file_identity(self.path)
+        known = self._resolved
+        if identity is None or known is None or known[0] != identity:
+            known = self._resolved = (identity, str(self.path.resolve()))
+        return known[1]
 
     # -- GraphStore ----------------------------------------------------------------------------
 
@@ -289,10 +302,8 @@ class EmbeddedStore:
             params = {**sql_params(scope), "frontier": _ids(unique), "edge_types": _ids(edge_types)}
             rows = self._rows(db, LINKS, params)
         by_frontier: dict[str, list[Link]] = {node_id: [] for node_id in unique}
-        for row in rows:
-            by_frontier[row["frontier_id"]].append(
-                Link(row["frontier_id"], row["edge_type"], row["neighbor_id"], bool(row["outgoing"]))
-            )
+        for frontier_id, edge_type, neighbor_id, outgoing in rows:
+            by_frontier[frontier_id].append(Link(frontier_id, edge_type, neighbor_id, bool(outgoing)))
         degrees = {node_id: len({link.neighbor_id for link in found}) for node_id, found in by_frontier.items()}
         kept = [link for node_id, found in by_frontier.items() if degrees[node_id] <= max_degree for link in found]
         return Neighborhood(degrees, sorted(kept))
@@ -308,12 +319,12 @@ class EmbeddedStore:
         edges = [
             EdgeRecord(
                 scope.tenant_id,
-                row["edge_type"],
-                row["from_node_id"],
-                row["to_node_id"],
-                {} if row["properties"] == "{}" else json.loads(row["properties"]),  # most edges have none
+                edge_type,
+                from_node_id,
+                to_node_id,
+                {} if properties == "{}" else stored_json(properties),  # most edges have none
             )
-            for row in rows
+            for edge_type, from_node_id, to_node_id, properties in rows
         ]
         return sorted(edges, key=edge_sort_key)
 
@@ -346,7 +357,7 @@ class EmbeddedStore:
             if db is None or not node_ids:
                 return {}
             rows = self._rows(db, TEXTS, {**sql_params(scope), "ids": _ids(node_ids)})
-        return {row["node_id"]: json.loads(row["text"]) for row in rows}
+        return {row["node_id"]: stored_json(row["text"]) for row in rows}
 
     # -- loading and administration ------------------------------------------------------------
 

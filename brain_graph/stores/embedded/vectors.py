@@ -245,26 +245,32 @@ class VectorMatrix:
     def _candidates(
         self, q: FloatArray, q_norm_sq: float, visible: npt.NDArray[np.bool_], start: int, end: int, top_k: int
     ) -> npt.NDArray[np.intp]:
-        """Rows (absolute indices) that may be in the exact top ``top_k`` of the visible rows in [start, end)."""
-        all_visible = np.flatnonzero(visible) + start
-        regular = len(all_visible) >= top_k + EXACT_BELOW and NORMAL_NORM_SQ[0] <= q_norm_sq <= NORMAL_NORM_SQ[1]
+        """Rows (absolute indices) that may be in the exact top ``top_k`` of the visible rows in [start, end)
+        (all of them, :func:`visible_rows`, when the approximate pass cannot tell)."""
+        visible_count = int(np.count_nonzero(visible))
+        regular = visible_count >= top_k + EXACT_BELOW and NORMAL_NORM_SQ[0] <= q_norm_sq <= NORMAL_NORM_SQ[1]
         if not regular or not np.isfinite(q).all():
-            return all_visible
+            return visible_rows(visible, start)
         unit = (q / math.sqrt(q_norm_sq)).astype(np.float32)
         approximate = row_dots(self.vectors[start:end], unit)
         approximate *= self.inv_norms[start:end]
-        approximate[~visible] = -np.inf
+        np.putmask(approximate, ~visible, -np.inf)
         exact_rows = self.exact_rows[(self.exact_rows >= start) & (self.exact_rows < end)]
         exact_rows = exact_rows[visible[exact_rows - start]]
         approximate[exact_rows - start] = -np.inf
-        if len(all_visible) - len(exact_rows) < top_k:
-            return all_visible
+        if visible_count - len(exact_rows) < top_k:
+            return visible_rows(visible, start)
         kth = float(np.partition(approximate, len(approximate) - top_k)[len(approximate) - top_k])
         floor = kth - candidate_margin(self.vectors.shape[1])
         if floor <= -1.0:  # scores near the lower clamp (0) tie whatever the distance: score all exactly
-            return all_visible
+            return visible_rows(visible, start)
         window = np.flatnonzero(approximate >= floor) + start
         return np.concatenate((window, exact_rows)) if len(exact_rows) else window
+
+
+def visible_rows(visible: npt.NDArray[np.bool_], start: int) -> npt.NDArray[np.intp]:
+    """The absolute indices of the visible rows of a window starting at row ``start``."""
+    return np.flatnonzero(visible) + start
 
 
 CacheKey = tuple[str, str | None, str, str]  # (store file, data version, tenant, profile)
