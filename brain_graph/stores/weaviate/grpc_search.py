@@ -10,13 +10,16 @@ most of the client's CPU time. Here a search builds the ``SearchRequest`` messag
 
 Bounds: every request carries the client's own deadline (``timeout_s``). The channel retries a
 lost connection quickly (reconnect backoff 100 ms to 1 s); when a request finds the server
-unreachable on a channel that had connected before, the channel is replaced and the request sent once
-more, so a restarted server is used at once and a stopped one is reported within milliseconds.
+unreachable on a channel that had connected before, the channel is replaced and the request sent
+again at once, so a restarted server is used at once. A refused connection is retried on a new
+channel after :data:`RETRY_DELAYS_S` (about 0.75 s in all), so a stopped server is reported within
+a second and one that is starting is waited for that long. A deadline is not retried.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +35,9 @@ from brain_graph.stores.weaviate.errors import BACKEND
 MAX_MESSAGE_BYTES = 104_858_000  # the client's limit, matching the server's
 FLOAT32 = np.dtype("<f4")
 _UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# Waits before sending again to a server that refused the connection (about 0.75 s in all, as the
+# client retries UNAVAILABLE): a server just (re)started may accept gRPC a moment after it reports ready.
+RETRY_DELAYS_S = (0.05, 0.1, 0.2, 0.4)
 _MISSING_MARKS = ("tenant not found", "could not find class", "class not found", "no such tenant")
 _DIMENSION_MARKS = ("vector lengths", "dimension")
 _CHANNEL_OPTIONS = (
@@ -155,17 +161,22 @@ class GrpcSearch:
         :class:`~brain_graph.errors.BackendUnavailableError` when the server cannot be reached."""
         if not requests:
             return []
-        channel, stub = self._current()
-        try:
-            return self._send(stub, requests)
-        except _RequestFailedError as failed:
-            if failed.error.code() not in _UNREACHABLE or not self._replace(channel):
-                raise self._mapped(failed) from None
-        _, stub = self._current()
-        try:
-            return self._send(stub, requests)
-        except _RequestFailedError as failed:
-            raise self._mapped(failed) from None
+        delays = iter(RETRY_DELAYS_S)
+        reconnected = False
+        while True:
+            channel, stub = self._current()
+            try:
+                return self._send(stub, requests)
+            except _RequestFailedError as failed:
+                if failed.error.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise self._mapped(failed) from None
+                if self._replace(channel) and not reconnected:
+                    reconnected = True  # the server went away since the last reply: a new channel at once
+                    continue
+                delay = next(delays, None)
+                if delay is None:
+                    raise self._mapped(failed) from None
+                time.sleep(delay)
 
     def _send(self, stub: Any, requests: Sequence[Any]) -> list[Any | None]:
         futures = [stub.Search.future(request, timeout=self.timeout_s, metadata=self._metadata) for request in requests]
