@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,10 @@ def make_store(tmp_path: Path, data: dict[str, Any] | Dataset, name: str = "stor
 def request(query: str, tenant: str = "t1", *, secured: bool = False, **options: Any) -> dict[str, Any]:
     """A graph input with ``secured`` false by default (public items only)."""
     return {"queryText": query, "filter": {"tenantId": tenant, "secured": secured}, "options": options}
+
+
+def closed_port() -> int:
+    """A local TCP port nobody listens on (bound once, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

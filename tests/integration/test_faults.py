@@ -24,18 +24,13 @@ from brain_graph.errors import BackendUnavailableError
 from brain_graph.graph import build_graph
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
+from tests.helpers import closed_port
 from tests.integration.conftest import Loaded
 from tests.integration.servers import server_backend, services
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 3.0  # timeout_s of the backends under test (BRAIN_GRAPH_BACKEND_TIMEOUT)
 SLACK = 1.0  # allowed on top of the timeout (thread hand-offs, process scheduling)
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -3,19 +3,13 @@ short bounded retries for a server that is starting (:data:`RETRY_DELAYS_S`), ne
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
 
 from brain_graph.errors import BackendUnavailableError
 from brain_graph.stores.weaviate.grpc_search import RETRY_DELAYS_S, GrpcSearch, search_request
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.helpers import closed_port
 
 
 def test_a_refused_connection_is_retried_briefly_then_named() -> None:
