@@ -29,10 +29,11 @@ process is seen by the next query. Matrices of an older token of the same file a
 newer one is seen.
 
 Memory: matrices live in one process-wide LRU (:func:`shared_cache`) bounded by bytes
-(``BRAIN_GRAPH_VECTOR_CACHE_MB``, default :data:`DEFAULT_CACHE_MB`): about ``rows * (4 * dimension +
-100)`` bytes per matrix, e.g. 43 MB for the 19,806 work-item vectors (512 dimensions) of one tenant of
-the 100k-node benchmark, 64 MB with its doc vectors. A matrix larger than the budget is built for its
-query and not kept (each such query reads its vectors again); ``0`` disables caching.
+(``BRAIN_GRAPH_VECTOR_CACHE_MB``; by default a quarter of the memory the process may use, at least
+512 MB: :func:`~.memory.default_cache_mb`): about ``rows * (4 * dimension + 100)`` bytes per matrix,
+e.g. 43 MB for the 19,806 work-item vectors (512 dimensions) of one tenant of the 100k-node benchmark,
+64 MB with its doc vectors. A matrix larger than the budget is built for its query and not kept (each
+such query reads its vectors again); ``0`` disables caching.
 """
 
 from __future__ import annotations
@@ -57,9 +58,8 @@ from brain_graph.environment import ENV_CONFIG, read_settings
 from brain_graph.scoring import similarity_from_cosine
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import numpy_visible
+from brain_graph.stores.embedded.memory import MiB, default_cache_mb
 
-DEFAULT_CACHE_MB = 512
-MiB = 1024 * 1024
 NORMAL_NORM_SQ = (1e-30, 1e30)  # rows (and queries) whose squared norm is outside are scored exactly
 EXACT_BELOW = 64  # fewer visible rows than this (or than top_k + this): score them all exactly
 EXACT_BLOCK = 2048  # rows per block of the exact pass over many rows (bounds its float64 temporaries)
@@ -340,11 +340,12 @@ class VectorCache:
 
 
 class VectorCacheSettings(BaseSettings):
-    """``BRAIN_GRAPH_VECTOR_CACHE_MB``: the budget of the process-wide cache of vector matrices."""
+    """``BRAIN_GRAPH_VECTOR_CACHE_MB``: the budget of the process-wide cache of vector matrices (default:
+    :func:`~brain_graph.stores.embedded.memory.default_cache_mb`)."""
 
     model_config = ENV_CONFIG
 
-    vector_cache_mb: int = Field(default=DEFAULT_CACHE_MB, ge=0, validation_alias="BRAIN_GRAPH_VECTOR_CACHE_MB")
+    vector_cache_mb: int = Field(default_factory=default_cache_mb, ge=0, validation_alias="BRAIN_GRAPH_VECTOR_CACHE_MB")
 
 
 _shared: VectorCache | None = None
