@@ -36,7 +36,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +45,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks import server_cpu
 from benchmarks.load import run_load
 from benchmarks.report import PeerRow, Row, latency, machine, peer_table, text_table, write_results
 from benchmarks.synthetic import write_graph
@@ -126,17 +127,21 @@ def requests(data: Prepared, depth: int) -> list[dict[str, Any]]:
     return [{"queryText": t, "filter": scope, "options": {"expandDepth": depth}} for t in data.texts]
 
 
-def run_searches(graph: Graph, batch: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
-    """Wall-clock and process CPU milliseconds (all threads of this process) of each search, after a warm-up."""
+def run_searches(
+    graph: Graph, batch: list[dict[str, Any]], servers: Mapping[str, int] | None = None
+) -> tuple[list[float], list[float], dict[str, float]]:
+    """Wall-clock and process CPU milliseconds (all threads of this process) of each search, after a
+    warm-up, and the mean CPU milliseconds per search of each local server process in ``servers``."""
     for request in batch[:WARM_UP]:  # connections, plan caches, profile cache, vector matrices
         graph.invoke(cast(BrainSearchInput, request))
     timings, cpu = [], []
+    before = server_cpu.snapshot(servers or {})
     for request in batch:
         started, started_cpu = time.perf_counter(), time.process_time()
         graph.invoke(cast(BrainSearchInput, request))
         timings.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - started_cpu) * 1000)
-    return timings, cpu
+    return timings, cpu, server_cpu.per_search_ms(before, server_cpu.snapshot(servers or {}), len(batch))
 
 
 def concurrent_rate(graph: Graph, batch: list[dict[str, Any]], workers: int) -> float:
@@ -258,11 +263,11 @@ def bench(
         started = time.perf_counter()
         graph.invoke(cast(BrainSearchInput, depth1[0]))
         first = (time.perf_counter() - started) * 1000
-        d1, cpu = run_searches(graph, depth1)
+        d1, cpu, servers_cpu = run_searches(graph, depth1, server_cpu.server_pids() if name == SERVER else None)
         concurrent = concurrent_rate(graph, depth1, options.concurrency)
         split = step_split(graph, depth1)
         trips = round_trips(backend, graph, depth1[0])
-        d2, _ = run_searches(graph, requests(data, 2))
+        d2, _, _ = run_searches(graph, requests(data, 2))
         floor = numpy_floor(profiles, matrices, data.texts)
         vectors = sum(sum(backend.admin.count(t).vectors.values()) for t in data.tenants)
         if name == SERVER and options.peer:
@@ -290,6 +295,7 @@ def bench(
         concurrent,
         options.concurrency,
         split,
+        servers_cpu,
     )
     return row, peer
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
-from benchmarks import synthetic
+from benchmarks import server_cpu, synthetic
 from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
 from brain_graph.dataset import read_graph
 
@@ -33,6 +35,7 @@ def _row(backend: str, nodes: int, p50: float) -> Row:
         concurrent_per_s=1500 / p50,
         concurrency=8,
         split_ms={"retrieve": p50 / 3, "graph": p50 / 3},
+        server_cpu_ms={"neo4j": p50 / 4, "weaviate": p50 / 5} if backend != "embedded" else {},
     )
 
 
@@ -71,4 +74,29 @@ def test_writers(tmp_path: Path) -> None:
     assert data["peer"][1]["p50_ms"] == 250.0
     markdown = paths[1].read_text(encoding="utf-8")
     assert "| 10000 | 25.0 / 32.5 | 25.0 / 32.5 | 250.0 / 300.0 | 0.10 | 0.10 |" in markdown
+    assert "| 12.5 | neo4j 6.2 + weaviate 5.0 | 75.0 |" in markdown  # client cpu, servers' cpu, first search
+    assert "| 10.0 | - | 60.0 |" in markdown  # no servers for the embedded store
+    assert data["rows"][1]["total_cpu_ms"] == 10.0 + 5.0 + 4.0
     assert paths[2].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_server_cpu_is_read_for_the_services_pid_files(tmp_path: Path) -> None:
+    (tmp_path / "neo4j").mkdir()
+    (tmp_path / "neo4j" / "pid").write_text(str(os.getpid()), encoding="ascii")  # a live process
+    (tmp_path / "weaviate").mkdir()
+    (tmp_path / "weaviate" / "pid").write_text("not a pid", encoding="ascii")
+    pids = server_cpu.server_pids(tmp_path)
+    assert pids == {"neo4j": os.getpid()}
+    before = server_cpu.snapshot(pids)
+    deadline = time.process_time() + 0.05
+    while time.process_time() < deadline:  # spend CPU in this process
+        pass
+    spent = server_cpu.per_search_ms(before, server_cpu.snapshot(pids), 2)
+    assert set(spent) == {"neo4j"}
+    assert spent["neo4j"] > 0
+
+
+def test_server_cpu_per_search_is_the_mean_of_processes_read_twice() -> None:
+    assert server_cpu.per_search_ms({"neo4j": 1.0, "weaviate": 2.0}, {"neo4j": 1.5}, 10) == {"neo4j": 50.0}
+    assert server_cpu.per_search_ms({"neo4j": 1.0}, {"neo4j": 2.0}, 0) == {}
+    assert server_cpu.cpu_seconds(-1) is None
