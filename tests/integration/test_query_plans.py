@@ -1,0 +1,117 @@
+"""The plans of the statements a search sends never scan: every node is found by an index seek of its id
+or by expanding from a node found so, whatever the index statistics say.
+
+Neo4j samples index statistics in the background; right after a load they can be stale, and a planner
+that trusts them may read a whole index per row (measured at 10k nodes: the clusters' member counts
+read the ``(tenantId, generation)`` index once per cluster, 263 ms per search instead of 12 ms, for
+minutes). Two checks:
+
+- on the real server, the plan of every statement captured from searches and graph reads has no scan
+  operator (the small parity dataset makes a scan look cheap, so a pattern that allows one gets one);
+- statically, every ``:BrainNode`` pattern variable of those statements carries an index hint, but
+  the far end of ``edges_within``, found by its unique key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, LiteralString, cast
+
+import neo4j
+import pytest
+
+from brain_graph.graph import build_graph
+from brain_graph.security import AccessScope
+from brain_graph.state import BrainSearchInput
+from brain_graph.stores.neo4j import cypher
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from tests.integration.conftest import Loaded
+from tests.integration.servers import server_settings
+from tests.integration.test_round_trips import busiest_query
+
+pytestmark = pytest.mark.integration
+
+SEARCH_STATEMENTS: dict[str, str] = {
+    "SEEDS": cypher.SEEDS,
+    "CONTEXT": cypher.CONTEXT,
+    "LINKS": cypher.LINKS,
+    "NEIGHBORS": cypher.NEIGHBORS,
+    "GET_NODES": cypher.GET_NODES,
+    "GET_TEXTS": cypher.GET_TEXTS,
+    "EDGES_AMONG": cypher.EDGES_AMONG,
+    "CLUSTER_MEMBERSHIPS": cypher.CLUSTER_MEMBERSHIPS,
+}
+LABELLED = re.compile(r"\((\w+):BrainNode\)")
+UNIQUE_KEY_SEEKS = {"b"}  # edges_within's far end: `b.nodeId IN ids`, one row per id on the unique key
+
+
+def operators(plan: Any) -> Iterator[str]:
+    """The operator names of a plan tree (the driver gives it as nested dicts)."""
+    yield str(plan["operatorType"]).split("@")[0]
+    for child in plan.get("children", []):
+        yield from operators(child)
+
+
+def captured_statements(loaded: Loaded) -> list[tuple[str, dict[str, Any]]]:
+    """Every statement the server backend sends for searches at depth 2 with episodes on, and for
+    the graph store's single reads, with its parameters."""
+    backend = cast(Neo4jWeaviateBackend, loaded.server.backend)
+    client = backend.neo4j
+    sent: list[tuple[str, dict[str, Any]]] = []
+    original = client.read
+
+    def recording(query: LiteralString, params: Any) -> Any:
+        sent.append((query, dict(params)))
+        return original(query, params)
+
+    tenant, title = busiest_query(loaded)
+    scope = AccessScope(tenant)
+    client.read = recording  # type: ignore[method-assign]
+    try:
+        output = build_graph(loaded.server).invoke(
+            cast(
+                BrainSearchInput,
+                {"queryText": title, "filter": {"tenantId": tenant, "secured": False}, "options": {"expandDepth": 2}},
+            )
+        )
+        ids = [node["nodeId"] for node in output["graphNodes"]]
+        edge_types = sorted({edge["edgeType"] for edge in output["graphEdges"]})
+        graph = backend.graph_store
+        graph.get_nodes(ids, scope=scope)
+        graph.neighbors(ids[:5], scope=scope, edge_types=edge_types, exclude=ids[:5], limit=50)
+        graph.links(ids[:5], scope=scope, edge_types=edge_types, max_degree=50)
+        graph.edges_among(ids, scope=scope, edge_types=edge_types)
+        graph.cluster_memberships(ids, scope=scope, known=[])
+        backend.passage_source.get_texts(ids, scope=scope)
+    finally:
+        del client.read
+    assert output["graphEdges"], "the search must expand"
+    assert output["episodes"], "the search must find episodes (cluster memberships read)"
+    return sent
+
+
+def test_no_search_statement_plan_scans(loaded: Loaded) -> None:
+    sent = captured_statements(loaded)
+    names = {statement: name for name, statement in SEARCH_STATEMENTS.items()}
+    seen = {names[query] for query, _ in sent if query in names}
+    assert seen == set(SEARCH_STATEMENTS), f"not exercised: {set(SEARCH_STATEMENTS) - seen}"
+    settings = server_settings()
+    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    try:
+        with driver.session(database=settings.neo4j_database) as session:
+            for query, params in sent:
+                if query not in names:
+                    continue
+                plan = session.run(cast(LiteralString, "EXPLAIN " + query), params).consume().plan
+                scans = sorted({op for op in operators(plan) if "Scan" in op})
+                assert not scans, f"{names[query]} plans {scans}"
+    finally:
+        driver.close()
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_STATEMENTS))
+def test_every_labelled_node_of_a_search_statement_is_hinted(name: str) -> None:
+    statement = SEARCH_STATEMENTS[name]
+    for variable in sorted(set(LABELLED.findall(statement)) - UNIQUE_KEY_SEEKS):
+        assert f"USING INDEX SEEK {variable}:BrainNode(" in statement, f"{name}: ({variable}:BrainNode) has no hint"
