@@ -1,14 +1,17 @@
-"""The gRPC search channel against a port nobody listens on: a typed error naming Weaviate, after the
-short bounded retries for a server that is starting (:data:`RETRY_DELAYS_S`), never a hang."""
+"""The gRPC search channel: against a port nobody listens on, a typed error naming Weaviate after the
+short bounded retries for a server that is starting (:data:`RETRY_DELAYS_S`), never a hang; a batch's
+requests in flight together, their replies in order (over a fake stub)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
+import grpc  # type: ignore[import-untyped]
 import pytest
 
 from brain_graph.errors import BackendUnavailableError
-from brain_graph.stores.weaviate.grpc_search import RETRY_DELAYS_S, GrpcSearch, search_request
+from brain_graph.stores.weaviate.grpc_search import RETRY_DELAYS_S, GrpcSearch, _RequestFailedError, search_request
 from tests.helpers import closed_port
 
 
@@ -24,3 +27,62 @@ def test_a_refused_connection_is_retried_briefly_then_named() -> None:
     assert info.value.backend == "weaviate"
     assert sum(RETRY_DELAYS_S) <= elapsed < sum(RETRY_DELAYS_S) + 2.0
     assert "\n" not in str(info.value)
+
+
+class _Failed(grpc.RpcError):  # type: ignore[misc]
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class _Stub:
+    """A ``Weaviate`` stub whose ``Search`` answers by request: a reply, or raises the error given."""
+
+    def __init__(self, outcomes: dict[str, object], meet: threading.Barrier | None = None) -> None:
+        self.Search = self._search
+        self._outcomes = outcomes
+        self._meet = meet
+        self.threads: dict[str, str] = {}  # request -> the thread that sent it
+
+    def _search(self, request: object, *, timeout: float, metadata: object) -> object:
+        self.threads[str(request)] = threading.current_thread().name
+        if self._meet is not None:
+            self._meet.wait(timeout=5)  # broken (an error) unless every request of the batch is in flight
+        outcome = self._outcomes[str(request)]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+def _channel() -> GrpcSearch:
+    return GrpcSearch(host="127.0.0.1", port=closed_port(), api_key="", timeout_s=5.0)
+
+
+def test_a_batch_is_in_flight_together_and_answered_in_order() -> None:
+    stub = _Stub({"a": "reply-a", "b": "reply-b", "c": "reply-c"}, threading.Barrier(3))
+    channel = _channel()
+    try:
+        assert channel._send(stub, ["a", "b", "c"]) == ["reply-a", "reply-b", "reply-c"]
+    finally:
+        channel.close()
+    assert stub.threads["a"] == threading.current_thread().name  # the first request on the calling thread
+    assert len(set(stub.threads.values())) == 3
+
+
+def test_a_missing_tenant_is_none_and_another_failure_names_its_request() -> None:
+    missing = _Failed(grpc.StatusCode.UNKNOWN, "tenant not found: x")
+    broken = _Failed(grpc.StatusCode.INTERNAL, "boom")
+    channel = _channel()
+    try:
+        assert channel._send(_Stub({"a": "reply-a", "b": missing}), ["a", "b"]) == ["reply-a", None]
+        with pytest.raises(_RequestFailedError) as info:
+            channel._send(_Stub({"a": "reply-a", "b": "reply-b", "c": broken}), ["a", "b", "c"])
+    finally:
+        channel.close()
+    assert info.value.index == 2
+    assert info.value.error is broken

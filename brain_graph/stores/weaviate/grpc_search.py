@@ -4,9 +4,12 @@ replies decoded without building the client's Python objects (vectors as numpy a
 The client's query API turns each returned float of each vector into a Python float and each object
 into several Python objects; for a search that fetches a few hundred 512-dimensional vectors that was
 most of the client's CPU time. Here a search builds the ``SearchRequest`` messages itself
-(``weaviate.proto.v1``, the protocol the client speaks), sends them as futures on a synchronous channel
+(``weaviate.proto.v1``, the protocol the client speaks), sends them together on a synchronous channel
 (one round trip of wall time for all profiles, no event-loop hop) and reads the replies' raw
-``vector_bytes``.
+``vector_bytes``. The first request of a batch is a blocking call on the calling thread and the others
+blocking calls on a small pool of reused threads: a gRPC future starts a new polling thread for every
+batch (measured on a 2-request batch at 1k nodes: 5.5 ms wall and 1.7 ms of CPU per batch as futures,
+4.7 ms and 1.3 ms this way).
 
 Bounds: every request carries the client's own deadline (``timeout_s``). The channel retries a
 lost connection quickly (reconnect backoff 100 ms to 1 s); when a request finds the server
@@ -21,6 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +51,7 @@ _CHANNEL_OPTIONS = (
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
+MAX_SENDERS = 16  # threads sending a batch's other requests (created when needed, shared by concurrent searches)
 
 
 class DimensionRejectedError(Exception):
@@ -135,6 +140,7 @@ class GrpcSearch:
         self._channel: Any = None
         self._stub: Any = None
         self._connected = False  # a reply came on this channel: an unreachable server now means it went away
+        self._senders: ThreadPoolExecutor | None = None
 
     def _current(self) -> tuple[Any, Any]:
         """The channel and its ``Weaviate`` stub, opened if needed."""
@@ -179,25 +185,36 @@ class GrpcSearch:
                 time.sleep(delay)
 
     def _send(self, stub: Any, requests: Sequence[Any]) -> list[Any | None]:
-        futures = [stub.Search.future(request, timeout=self.timeout_s, metadata=self._metadata) for request in requests]
+        """Every request's reply (None: tenant or collection missing), once all of them have ended;
+        the first failure otherwise."""
+        others = [self._pool().submit(self._call, stub, request) for request in requests[1:]]
+        outcomes = [self._call(stub, requests[0]), *(other.result() for other in others)]
         replies: list[Any | None] = []
-        try:
-            for index, future in enumerate(futures):
-                try:
-                    replies.append(future.result())
-                except grpc.RpcError as error:
-                    details = str(error.details() or "").lower()
-                    if error.code() == grpc.StatusCode.NOT_FOUND or any(mark in details for mark in _MISSING_MARKS):
-                        replies.append(None)
-                        continue
-                    raise _RequestFailedError(index, error) from None
-        except _RequestFailedError:
-            for future in futures:
-                future.cancel()
-            raise
+        for index, outcome in enumerate(outcomes):
+            if isinstance(outcome, grpc.RpcError):
+                details = str(outcome.details() or "").lower()
+                if outcome.code() == grpc.StatusCode.NOT_FOUND or any(mark in details for mark in _MISSING_MARKS):
+                    replies.append(None)
+                    continue
+                raise _RequestFailedError(index, outcome)
+            replies.append(outcome)
         with self._lock:
             self._connected = True
         return replies
+
+    def _call(self, stub: Any, request: Any) -> Any:
+        """One blocking ``Search`` call with the deadline: its reply, or the ``grpc.RpcError`` it ended with."""
+        try:
+            return stub.Search(request, timeout=self.timeout_s, metadata=self._metadata)
+        except grpc.RpcError as error:
+            return error
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """The threads sending all but the first request of a batch (started on first use)."""
+        with self._lock:
+            if self._senders is None:
+                self._senders = ThreadPoolExecutor(MAX_SENDERS, thread_name_prefix="brain-graph-weaviate-grpc")
+            return self._senders
 
     def _mapped(self, failed: _RequestFailedError) -> Exception:
         """A refused dimension as :class:`DimensionRejectedError`; anything else names the backend."""
@@ -210,8 +227,11 @@ class GrpcSearch:
     def close(self) -> None:
         with self._lock:
             channel, self._channel, self._stub = self._channel, None, None
+            senders, self._senders = self._senders, None
         if channel is not None:
             channel.close()
+        if senders is not None:
+            senders.shutdown(wait=False)
 
 
 def search_request(**fields: Any) -> Any:
