@@ -12,7 +12,7 @@ from langgraph.types import Checkpointer
 
 from brain_graph.config import default_services
 from brain_graph.nodes import PIPELINE as _PIPELINE
-from brain_graph.requests import check_context_keys, check_top_level_keys
+from brain_graph.requests import check_context, check_top_level_keys
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, BrainSearchState
 from brain_graph.steps import ServicesProvider, Step, bind_step
@@ -65,7 +65,7 @@ class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, 
     def _prepare(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> Callable[[Any], Any]:
         if _is_top_level(config):
             check_top_level_keys(input)
-            check_context_keys(kwargs.get("context"))
+            check_context(kwargs.get("context"), top_level=True)
         modes = _modes(kwargs.get("stream_mode") or self.stream_mode)
         requested = kwargs.get("output_keys")
         if "updates" not in modes or not requested or kwargs.get("version", "v1") != "v1":

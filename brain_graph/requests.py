@@ -51,6 +51,37 @@ def check_context_keys(value: Any) -> None:
             raise InvalidRequestError("context", f"unknown key(s) {_shown(unknown)}; allowed: principal, services")
 
 
+_NOT_A_CONTEXT = (str, bytes, bytearray, int, float, complex, list, tuple, set, frozenset, Principal)
+
+
+def check_context(value: Any, *, top_level: bool) -> None:
+    """Refuse a run context that cannot be one, instead of reading it as "no principal" (in
+    service-principal mode that would see every secured item): a principal, a string, a number or a
+    collection given where the context belongs. A mapping is checked for unknown keys. At the top level
+    an object must have a ``principal`` or ``services`` attribute (a :class:`BrainSearchContext`); a
+    parent graph's context, read by brain-graph as a subgraph, may have neither (defaults apply)."""
+    if value is None:
+        return
+    if isinstance(value, Mapping):
+        check_context_keys(value)
+        return
+    if isinstance(value, _NOT_A_CONTEXT) or (
+        top_level and not any(hasattr(value, name) for name in sorted(CONTEXT_KEYS))
+    ):
+        hint = "; wrap it: BrainSearchContext(principal=...)" if isinstance(value, Principal) else ""
+        raise InvalidRequestError(
+            "context",
+            f"must be a BrainSearchContext or an object {{principal, services}} (got {type(value).__name__}){hint}",
+        )
+
+
+def check_context_services(value: Any) -> None:
+    """Refuse a context ``services`` that is set but not :class:`SearchServices` (it would otherwise be
+    ignored and the default services searched)."""
+    if value is not None and not isinstance(value, SearchServices):
+        raise InvalidRequestError("context.services", f"must be SearchServices (got {type(value).__name__})")
+
+
 def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRequest:
     """Validate ``{queryText, filter, options}`` from the graph input against the contract and the
     deployment's limits, once per run, into the normalised JSON form every step reads. Raises

@@ -14,7 +14,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from brain_graph.contracts import BrainSearchFilterInput, BrainSearchOptionsInput, QueryText
-from brain_graph.requests import as_principal
+from brain_graph.requests import as_principal, check_context_services
 from brain_graph.security import Principal
 from brain_graph.wire import (
     GraphEdge,
@@ -148,3 +148,4 @@ class BrainSearchContext:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "principal", as_principal(self.principal))
+        check_context_services(self.services)

@@ -16,7 +16,14 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from brain_graph.errors import AuthorizationError, one_line_message
-from brain_graph.requests import as_principal, is_insecure_user, principal_from_user, require_user_scope
+from brain_graph.requests import (
+    as_principal,
+    check_context,
+    check_context_services,
+    is_insecure_user,
+    principal_from_user,
+    require_user_scope,
+)
 from brain_graph.security import AccessScope, Principal, resolve_scope
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchState
@@ -63,8 +70,10 @@ def resolve_deps(context: Any, default_services: ServicesProvider, server_user: 
     alone decides the principal (see :func:`brain_graph.requests.principal_from_user`): a principal in
     the run context is untrusted request data there, and one naming anyone else is refused.
     """
+    check_context(context, top_level=False)
     services = _context_value(context, "services")
-    if not isinstance(services, SearchServices):
+    check_context_services(services)
+    if services is None:
         services = default_services()
     principal = as_principal(_context_value(context, "principal"))
     if server_user is not None and not is_insecure_user(server_user):
