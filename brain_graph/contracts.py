@@ -247,6 +247,7 @@ QueryText = Annotated[
         description="Natural-language query to search for.",
         min_length=1,
         max_length=MAX_QUERY_CHARS,
+        strict=True,  # a JSON string: bytes are not decoded
     ),
 ]
 

@@ -13,6 +13,7 @@ from brain_graph.errors import ForbiddenError, InvalidRequestError
 from brain_graph.errors import shown as _shown
 from brain_graph.security import ANONYMOUS, Principal
 from brain_graph.services import SearchServices
+from brain_graph.text import one_line
 from brain_graph.wire import SearchRequest
 
 REQUEST_KEYS = frozenset({"queryText", "filter", "options"})
@@ -82,6 +83,14 @@ def check_context_services(value: Any) -> None:
         raise InvalidRequestError("context.services", f"must be SearchServices (got {type(value).__name__})")
 
 
+def invalid_request(error: ValidationError) -> InvalidRequestError:
+    """The first problem of a pydantic validation error, on one line, naming the field."""
+    first = error.errors(include_url=False)[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    got = f" (got {_shown(first['input'])})" if first["type"] != "missing" else ""
+    return InvalidRequestError(_field_path(first["loc"]), f"{message}{got}")
+
+
 def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRequest:
     """Validate ``{queryText, filter, options}`` from the graph input against the contract and the
     deployment's limits, once per run, into the normalised JSON form every step reads. Raises
@@ -90,12 +99,9 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRe
     try:
         request = BrainSearchRequest.model_validate(raw)
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        message = str(first["msg"]).removeprefix("Value error, ")
-        got = f" (got {_shown(first['input'])})" if first["type"] != "missing" else ""
-        raise InvalidRequestError(_field_path(first["loc"]), f"{message}{got}") from None
-    if not request.query_text.strip():
-        raise InvalidRequestError("queryText", "must contain text, not only white space")
+        raise invalid_request(error) from None
+    if not one_line(request.query_text):
+        raise InvalidRequestError("queryText", "must contain text, not only white space, control or format characters")
     maximum = services.limits.max_expand_depth
     if request.options.expand_depth > maximum:
         raise InvalidRequestError(

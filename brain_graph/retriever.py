@@ -9,11 +9,11 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.pregel import Pregel
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, StrictBool, StrictStr, ValidationError, model_validator
 
 from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchResult
 from brain_graph.graph import build_graph
-from brain_graph.requests import as_principal
+from brain_graph.requests import as_principal, invalid_request
 from brain_graph.security import Principal
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, search_input
@@ -49,18 +49,25 @@ class BrainSearchRetriever(BaseRetriever):
     Without one they fail closed (:class:`brain_graph.AuthorizationError`).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")  # a misspelt argument is an error
 
     graph: Runnable[Any, Any] | None = None
     services: SearchServices | None = None
-    tenant_id: str
-    project_key: str | None = None
-    profile_kinds: list[str] | None = None
+    tenant_id: StrictStr
+    project_key: StrictStr | None = None
+    profile_kinds: list[StrictStr] | None = None
     options: BrainSearchOptionsInput = Field(default_factory=BrainSearchOptionsInput)
     principal: Principal | None = None
-    secured: bool = True
+    secured: StrictBool = True  # "false" or 0 is not coerced
 
     _built: Runnable[Any, Any] | None = PrivateAttr(default=None)
+
+    def __init__(self, **fields: Any) -> None:
+        """Arguments as above; a bad one is an :class:`~brain_graph.errors.InvalidRequestError` naming it."""
+        try:
+            super().__init__(**fields)
+        except ValidationError as error:
+            raise invalid_request(error) from None
 
     @model_validator(mode="after")
     def _services_need_an_in_process_graph(self) -> BrainSearchRetriever:

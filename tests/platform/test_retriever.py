@@ -11,7 +11,6 @@ from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnablePassthrough
 from langgraph.pregel.remote import RemoteException, RemoteGraph
-from pydantic import ValidationError
 
 from brain_graph.contracts import BrainSearchOptionsInput
 from brain_graph.errors import AuthorizationError, InvalidRequestError
@@ -150,8 +149,27 @@ def test_built_from_services_with_project_and_kinds(home_services: SearchService
 
 
 def test_options_are_validated_when_the_retriever_is_made(home_graph: BrainSearchGraph) -> None:
-    with pytest.raises(ValidationError, match="topK"):
+    with pytest.raises(InvalidRequestError, match=r"options\.topK: .*less than or equal to 100") as info:
         BrainSearchRetriever(graph=home_graph, tenant_id="acme", options=cast(Any, {"topK": 1000}))
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"secured": "false"}, "secured"),
+        ({"secured": 0}, "secured"),
+        ({"projectKey": "NOPE"}, "projectKey"),  # misspelt project_key: refused, not ignored
+        ({"topK": 1}, "topK"),  # belongs in options
+        ({"tenant_id": 5}, "tenant_id"),
+    ],
+)
+def test_arguments_are_not_coerced_or_ignored(
+    home_graph: BrainSearchGraph, arguments: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(InvalidRequestError) as info:
+        BrainSearchRetriever(**{"graph": home_graph, "tenant_id": "acme", **arguments})
+    assert info.value.field == field
 
 
 def test_the_principal_can_be_given_per_call(home_graph: BrainSearchGraph) -> None:
@@ -211,7 +229,7 @@ def test_a_remote_graph_on_a_langgraph_server(dev_server: DevServer, home_graph:
 
 
 def test_services_need_an_in_process_graph(home_services: SearchServices) -> None:
-    with pytest.raises(ValidationError, match="in-process graph"):
+    with pytest.raises(InvalidRequestError, match="in-process graph"):
         BrainSearchRetriever(
             graph=RemoteGraph(GRAPH_NAME, url="http://127.0.0.1:9"), services=home_services, tenant_id="acme"
         )

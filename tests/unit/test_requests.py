@@ -24,6 +24,10 @@ def with_options(**options: Any) -> dict[str, Any]:
 REJECTED = [
     pytest.param({**BASE, "queryText": ""}, "queryText", "at least 1 character", id="empty-query"),
     pytest.param({**BASE, "queryText": "   "}, "queryText", "white space", id="blank-query"),
+    pytest.param({**BASE, "queryText": "\u200b\u200b"}, "queryText", "format characters", id="zero-width-query"),
+    pytest.param({**BASE, "queryText": "\ufeff \u2060"}, "queryText", "format characters", id="bom-query"),
+    pytest.param({**BASE, "queryText": "\x00\x00"}, "queryText", "control", id="nul-query"),
+    pytest.param({**BASE, "queryText": b"token"}, "queryText", "valid string", id="bytes-query"),
     pytest.param({**BASE, "queryText": "x" * 2001}, "queryText", "at most 2000", id="query-too-long"),
     pytest.param({"filter": BASE["filter"]}, "queryText", "Field required", id="missing-query"),
     pytest.param({"queryText": "token"}, "filter", "Field required", id="missing-filter"),
