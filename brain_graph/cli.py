@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from importlib import metadata
@@ -282,6 +283,9 @@ def token(
 
 
 def main() -> None:  # pragma: no cover - console entry
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a character gets its escape, not a traceback
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     app()
 
 

@@ -143,6 +143,15 @@ def test_a_configuration_error_is_one_line_naming_the_variable(
     assert "Traceback" not in completed.stderr
 
 
+def test_a_terminal_that_cannot_show_a_character_gets_its_escape(loaded_store: Path) -> None:
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    command = [sys.executable, "-m", "brain_graph.cli", "search", "caf\u00e9 token", "--tenant", "t1", "--public"]
+    completed = subprocess.run([*command, "--store", str(loaded_store)], capture_output=True, text=True, env=env)
+    assert completed.returncode == 0, completed.stderr
+    assert "caf\\xe9 token" in completed.stdout
+    assert "Traceback" not in completed.stderr
+
+
 def test_a_principal_that_reads_as_a_group_exits_2(loaded_store: Path) -> None:
     args = ["search", "token", "--tenant", "t1", "--principal", "group:security", "--store", str(loaded_store)]
     result = runner.invoke(app, args)
