@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from brain_graph.config import default_services
 from brain_graph.nodes import PIPELINE as _PIPELINE
-from brain_graph.requests import check_context, check_top_level_keys
+from brain_graph.requests import check_context, check_top_level_keys, is_top_level_run
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, BrainSearchState
 from brain_graph.steps import ServicesProvider, Step, bind_step
@@ -20,11 +20,6 @@ from brain_graph.steps import ServicesProvider, Step, bind_step
 PIPELINE: tuple[tuple[str, Step], ...] = _PIPELINE  # typed here: mypy checks nodes/ as its own package
 GRAPH_NAME = "brain_search"
 NODE_NAMES = tuple(name for name, _ in PIPELINE)
-
-
-def _is_top_level(config: RunnableConfig | None) -> bool:
-    """Whether a run is the outermost graph (a subgraph runs inside its parent's checkpoint namespace)."""
-    return not ensure_config(config).get("configurable", {}).get("checkpoint_ns")
 
 
 STATE_KEYS = tuple(BrainSearchState.__annotations__)
@@ -63,7 +58,7 @@ class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, 
     """
 
     def _prepare(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> Callable[[Any], Any]:
-        if _is_top_level(config):
+        if is_top_level_run(config):
             check_top_level_keys(input)
             check_context(kwargs.get("context"), top_level=True)
         modes = _modes(kwargs.get("stream_mode") or self.stream_mode)

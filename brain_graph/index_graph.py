@@ -9,29 +9,45 @@ after each page of nodes. Services come from the run context (``services``) or t
 for ``brain_search``. Each step plans again from the input (a resumed run never repeats a profile
 rebuild that already happened). On a server with authentication, rebuilding a profile for a new
 embedder (which drops its vectors first) needs the ``brain:maintainer`` permission.
+
+Bad input is an :class:`~brain_graph.errors.InvalidRequestError` naming the field, before anything is
+read or written: a top-level key other than ``tenants``, ``profiles`` and ``full`` (a typo such as
+``tenant`` would otherwise be dropped and every tenant indexed), or a tenant id search would refuse
+(the identifier rule of :func:`~brain_graph.contracts.identifier_problem`).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from brain_graph.config import default_services
-from brain_graph.errors import AuthorizationError, ForbiddenError, InvalidRequestError
-from brain_graph.indexing.indexer import Indexer, IndexPlan
+from brain_graph.errors import AuthorizationError, ForbiddenError, InvalidRequestError, shown
+from brain_graph.indexing.indexer import Indexer, IndexPlan, check_tenant_ids
 from brain_graph.indexing.report import IndexReport
-from brain_graph.requests import is_insecure_user, principal_from_user, require_user_scope, user_scopes
+from brain_graph.requests import (
+    is_insecure_user,
+    is_top_level_run,
+    principal_from_user,
+    require_user_scope,
+    user_scopes,
+)
 from brain_graph.services import SearchServices
 
 INDEX_GRAPH_NAME = "brain_index"
 MAINTAINER = "brain:maintainer"  # the server permission a profile rebuild over HTTP needs, with auth on
+INPUT_KEYS = ("tenants", "profiles", "full")
 
 
 class BrainIndexInput(TypedDict, total=False):
@@ -64,14 +80,33 @@ class _Request(BaseModel):
     full: bool = False
 
 
+def check_input_keys(value: Any) -> None:
+    """Refuse a graph input that is not an object, or that has keys other than ``tenants``,
+    ``profiles`` and ``full`` (LangGraph would drop them silently). ``None`` (resuming a thread) and a
+    :class:`~langgraph.types.Command` pass."""
+    if value is None or isinstance(value, Command):
+        return
+    allowed = ", ".join(INPUT_KEYS)
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError("request", f"must be an object {{{allowed}}} (got {type(value).__name__})")
+    unknown = sorted(str(key) for key in value if key not in INPUT_KEYS)
+    if unknown:
+        close = [match for key in unknown for match in get_close_matches(key, INPUT_KEYS, n=1)]
+        hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
+        raise InvalidRequestError("request", f"unknown key(s) {shown(unknown)}; allowed: {allowed}{hint}")
+
+
 def _request(state: BrainIndexState) -> _Request:
-    raw = {key: state[key] for key in ("tenants", "profiles", "full") if key in state}
+    raw = {key: value for key, value in state.items() if key in INPUT_KEYS}
     try:
-        return _Request.model_validate(raw)
+        request = _Request.model_validate(raw)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "input"
         raise InvalidRequestError(where, str(first["msg"])) from None
+    if request.tenants is not None:
+        check_tenant_ids(request.tenants)
+    return request
 
 
 def _check_token_user(user: Any, tenants: list[str] | None) -> None:
@@ -91,9 +126,23 @@ def _check_token_user(user: Any, tenants: list[str] | None) -> None:
         raise ForbiddenError(f"this token may not index tenant(s) {refused}; it may index: {allowed_text}")
 
 
-def build_index_graph(
-    services: SearchServices | None = None, *, name: str = INDEX_GRAPH_NAME
-) -> CompiledStateGraph[BrainIndexState, BrainIndexContext, BrainIndexInput, BrainIndexOutput]:
+class BrainIndexGraph(CompiledStateGraph[BrainIndexState, BrainIndexContext, BrainIndexInput, BrainIndexOutput]):
+    """The compiled ``brain_index`` graph: a top-level input with unknown keys is refused
+    (:func:`check_input_keys`) instead of being dropped; as a subgraph it reads only its own keys of
+    the parent's state."""
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
+        if is_top_level_run(config):
+            check_input_keys(input)
+        return super().stream(input, config, **kwargs)
+
+    def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+        if is_top_level_run(config):
+            check_input_keys(input)
+        return super().astream(input, config, **kwargs)
+
+
+def build_index_graph(services: SearchServices | None = None, *, name: str = INDEX_GRAPH_NAME) -> BrainIndexGraph:
     """Compile ``plan → index → report`` (see the module docstring)."""
 
     def indexer(runtime: Runtime[BrainIndexContext]) -> Indexer:
@@ -158,4 +207,6 @@ def build_index_graph(
     builder.add_edge("plan", "index")
     builder.add_edge("index", "report")
     builder.add_edge("report", END)
-    return builder.compile(name=name)
+    compiled = builder.compile(name=name)
+    compiled.__class__ = BrainIndexGraph  # StateGraph.compile has no hook for the compiled class
+    return compiled  # type: ignore[return-value]

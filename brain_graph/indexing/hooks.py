@@ -13,7 +13,7 @@ or as dicts in the dataset format of ``examples/data`` (``tenantId``, ``id``, ``
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
@@ -33,25 +33,38 @@ from brain_graph.stores.base import (
     VectorKey,
     VectorRecord,
 )
-from brain_graph.write_checks import check_load
+from brain_graph.write_checks import check_changes, check_load
 
 NodeInput = NodeRecord | Mapping[str, Any]
 EdgeInput = EdgeRecord | Mapping[str, Any]
 
 
-def _validated(model: type[DatasetNode] | type[DatasetEdge], value: Mapping[str, Any], index: int) -> Any:
+def _listed(name: str, values: object, what: str) -> list[Any]:
+    """``values`` as a list; a string (it would be read one character per item), a single object or a
+    non-iterable is refused with a :class:`DatasetError` naming the argument."""
+    single = (str, bytes, bytearray, Mapping, NodeRecord, EdgeRecord)
+    if isinstance(values, single) or not isinstance(values, Iterable):
+        raise DatasetError(f"{name}: must be a list of {what}, not a single {type(values).__name__}")
+    return list(values)
+
+
+def _validated(model: type[DatasetNode] | type[DatasetEdge], value: object, index: int) -> Any:
+    kind = "nodes" if model is DatasetNode else "edges"
+    if not isinstance(value, Mapping):
+        record = "a NodeRecord" if model is DatasetNode else "an EdgeRecord"
+        raise DatasetError(f"{kind}[{index}]: must be {record} or an object (got {type(value).__name__})")
     try:
         return model.model_validate(dict(value)).to_record()
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "record"
-        kind = "nodes" if model is DatasetNode else "edges"
         raise DatasetError(f"{kind}[{index}].{where}: {first['msg']}") from None
 
 
 def node_records(nodes: Sequence[NodeInput]) -> list[NodeRecord]:
     """Records of nodes given as records or dataset-format dicts, sorted by (tenant, id)."""
-    records = [n if isinstance(n, NodeRecord) else _validated(DatasetNode, n, i) for i, n in enumerate(nodes)]
+    given = _listed("nodes", nodes, "nodes (NodeRecord or dataset-format objects)")
+    records = [n if isinstance(n, NodeRecord) else _validated(DatasetNode, n, i) for i, n in enumerate(given)]
     keys = [(n.tenant_id, n.node_id) for n in records]
     if len(set(keys)) != len(keys):
         duplicate = next(key for key in keys if keys.count(key) > 1)
@@ -61,7 +74,23 @@ def node_records(nodes: Sequence[NodeInput]) -> list[NodeRecord]:
 
 def edge_records(edges: Sequence[EdgeInput]) -> list[EdgeRecord]:
     """Records of edges given as records or dataset-format dicts."""
-    return [e if isinstance(e, EdgeRecord) else _validated(DatasetEdge, e, i) for i, e in enumerate(edges)]
+    given = _listed("edges", edges, "edges (EdgeRecord or dataset-format objects)")
+    return [e if isinstance(e, EdgeRecord) else _validated(DatasetEdge, e, i) for i, e in enumerate(given)]
+
+
+def node_keys(tenant_id: str, node_ids: Sequence[str]) -> list[NodeKey]:
+    """The keys of nodes to delete, each once, checked like every deleted key (before any read or
+    write): ``tenant_id`` a string, ``node_ids`` a list of strings (a single string is refused, not
+    read as one id per character)."""
+    if not isinstance(tenant_id, str):
+        raise DatasetError(f"tenant_id: must be a string (got {type(tenant_id).__name__})")
+    given = _listed("node_ids", node_ids, "node ids")
+    for index, node_id in enumerate(given):
+        if not isinstance(node_id, str):
+            raise DatasetError(f"node_ids[{index}]: must be a string (got {type(node_id).__name__})")
+    keys = [NodeKey(tenant_id, node_id) for node_id in dict.fromkeys(given)]
+    check_changes(ChangeSet(delete_nodes=keys))
+    return keys
 
 
 class GraphWriter:
@@ -129,11 +158,12 @@ class GraphWriter:
 
     def delete_nodes(self, tenant_id: str, node_ids: Sequence[str]) -> IndexReport:
         """Delete nodes of a tenant with their edges and their vectors in every profile (missing ids are
-        ignored)."""
+        ignored; a malformed argument is refused before anything is read or written)."""
         started = time.perf_counter()
-        ids = list(dict.fromkeys(node_ids))
+        keys = node_keys(tenant_id, node_ids)
+        ids = [key.node_id for key in keys]
         store = self.services.backend.index_store
         existing = store.get_records(tenant_id, ids)
         vectors = sum(len(store.vector_states(tenant_id, p.profile_id, ids)) for p in self.services.profiles.profiles)
-        self.services.backend.apply(ChangeSet(delete_nodes=[NodeKey(tenant_id, node_id) for node_id in ids]))
+        self.services.backend.apply(ChangeSet(delete_nodes=keys))
         return IndexReport(nodes=len(existing), deleted=vectors, seconds=time.perf_counter() - started)

@@ -16,9 +16,11 @@ anything else is an :class:`~brain_graph.stores.identity.EmbeddingMismatchError`
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from brain_graph.contracts import MAX_TENANT_CHARS, identifier_problem
+from brain_graph.errors import InvalidRequestError, shown
 from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.report import IndexReport
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
@@ -29,6 +31,32 @@ PAGE_SIZE = 1_000  # nodes read, and vectors written, per change
 DELETE_BATCH = 1_000
 
 Progress = Callable[[int], None]  # called with the number of nodes just examined
+
+
+def checked_ids(field: str, values: Sequence[str] | None) -> list[str] | None:
+    """``values`` (tenant or profile ids) as a list, or ``None``; a single string (it would be read as
+    one id per character), a non-list or an item that is not a string is an
+    :class:`InvalidRequestError` naming the field."""
+    if values is None:
+        return None
+    if isinstance(values, str | bytes | bytearray) or not isinstance(values, Iterable):
+        raise InvalidRequestError(field, f"must be a list of ids, not a single {type(values).__name__}")
+    items = list(values)
+    for position, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InvalidRequestError(f"{field}.{position}", f"must be a string (got {type(item).__name__})")
+    return items
+
+
+def check_tenant_ids(tenants: Sequence[str]) -> None:
+    """Refuse a tenant id that search would refuse (the same identifier rule: not blank, at most
+    :data:`~brain_graph.contracts.MAX_TENANT_CHARS` characters, no white space at either end, no
+    control, format, surrogate or line-separator character) with an :class:`InvalidRequestError`
+    naming ``tenants.<position>``."""
+    for position, tenant in enumerate(tenants):
+        problem = identifier_problem(tenant, MAX_TENANT_CHARS)
+        if problem is not None:
+            raise InvalidRequestError(f"tenants.{position}", f"{problem} (got {shown(tenant)})")
 
 
 @dataclass(frozen=True)
@@ -56,8 +84,12 @@ class Indexer:
     def plan(
         self, tenants: Sequence[str] | None = None, profile_ids: Sequence[str] | None = None, *, full: bool = False
     ) -> IndexPlan:
-        """Resolve and check what a run covers (unknown profiles and identity changes are refused here,
-        before anything is written)."""
+        """Resolve and check what a run covers (malformed tenant ids, unknown profiles and identity
+        changes are refused here, before anything is read or written)."""
+        tenants = checked_ids("tenants", tenants)
+        profile_ids = checked_ids("profiles", profile_ids)
+        if tenants:
+            check_tenant_ids(tenants)
         chosen = (
             tuple(self.profiles.get(p) for p in sorted(set(profile_ids))) if profile_ids else self.profiles.profiles
         )

@@ -1,0 +1,74 @@
+"""The ``brain_index`` graph refuses top-level input keys it does not know instead of dropping them
+(``{"tenant": [...], "full": True}`` would otherwise re-embed every tenant)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+
+from brain_graph.errors import InvalidRequestError
+from brain_graph.index_graph import build_index_graph
+from brain_graph.services import SearchServices
+from tests.helpers import SMALL_GRAPH, make_store
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> SearchServices:
+    return make_store(tmp_path, SMALL_GRAPH)
+
+
+def _hashes(services: SearchServices) -> list[Any]:
+    store = services.backend.index_store
+    return [store.vector_states("t1", profile.profile_id) for profile in services.profiles.profiles]
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (
+            {"tenant": ["t1"], "full": True},
+            r"^invalid request: request: unknown key\(s\) \['tenant'\]; allowed: tenants, profiles, full; "
+            r"did you mean tenants\?$",
+        ),
+        ({"foo": 1}, r"^invalid request: request: unknown key\(s\) \['foo'\]; allowed: tenants, profiles, full$"),
+        ({"tenants": ["t1"], "Full": True}, r"unknown key\(s\) \['Full'\]; .*did you mean full\?$"),
+        (["t1"], r"^invalid request: request: must be an object \{tenants, profiles, full\} \(got list\)$"),
+    ],
+)
+def test_unknown_keys_are_refused_before_anything_is_written(
+    services: SearchServices, payload: Any, message: str
+) -> None:
+    before = _hashes(services)
+    graph = build_index_graph(services)
+    with pytest.raises(InvalidRequestError, match=message):
+        graph.invoke(payload)
+    with pytest.raises(InvalidRequestError, match=message):
+        asyncio.run(graph.ainvoke(payload))
+    with pytest.raises(InvalidRequestError, match=message):
+        list(graph.stream(payload, stream_mode=["updates", "custom"]))
+    assert _hashes(services) == before
+
+
+def test_known_keys_and_an_empty_input_pass(services: SearchServices) -> None:
+    graph = build_index_graph(services)
+    assert graph.invoke({})["report"]["tenants"] == ["t1", "t2"]
+    report = graph.invoke({"tenants": ["t1"], "profiles": ["cdm.doc.body"], "full": False})["report"]
+    assert (report["tenants"], report["profiles"]) == (["t1"], ["cdm.doc.body"])
+
+
+def test_as_a_subgraph_it_reads_its_own_keys_of_the_parent_state(services: SearchServices) -> None:
+    class Parent(TypedDict, total=False):
+        tenants: list[str]
+        report: dict[str, Any]
+        question: str
+
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(Parent)
+    builder.add_node("index", build_index_graph(services))
+    builder.add_edge(START, "index")
+    builder.add_edge("index", END)
+    result = builder.compile().invoke({"tenants": ["t1"], "question": "kept"})
+    assert (result["report"]["tenants"], result["question"]) == (["t1"], "kept")
