@@ -29,7 +29,7 @@ from brain_graph.stores.base import (
     VectorRecord,
 )
 from brain_graph.vocabulary import check_edge_type
-from brain_graph.write_checks import check_load, checked_records
+from brain_graph.write_checks import check_load, checked_records, dangling_edge_error, outside_ends
 
 PAGE_SIZE = 1_000  # nodes embedded per batch of progress
 EXAMPLE_DATASET_NAME = "example_graph.json"
@@ -151,9 +151,15 @@ def edge_record(item: Any) -> EdgeRecord | None:
     return EdgeRecord(item["tenantId"], *ends, dict(sorted(properties.items())))
 
 
-def reference_problem(node_keys: Iterable[tuple[str, str]], edges: Iterable[DatasetEdge | EdgeRecord]) -> str | None:
+def reference_problem(
+    node_keys: Iterable[tuple[str, str]],
+    edges: Iterable[DatasetEdge | EdgeRecord],
+    outside: list[str] | None = None,
+) -> str | None:
     """Why nodes and edges do not make a graph: a node given twice in a tenant, an edge type outside the
-    identifier grammar, an edge to a node its tenant does not have."""
+    identifier grammar, an edge to a node its tenant does not have. With ``outside``, that last problem
+    is appended to it instead (the first only) and the edges are still checked: a merge-load may point
+    at stored nodes."""
     keys = set()
     for key in node_keys:
         if key in keys:
@@ -169,10 +175,15 @@ def reference_problem(node_keys: Iterable[tuple[str, str]], edges: Iterable[Data
             edge_types.add(edge.edge_type)
         for end in (edge.from_node_id, edge.to_node_id):
             if (edge.tenant_id, end) not in keys:
-                return (
+                problem = (
                     f"edge {edge.edge_type} {edge.from_node_id} -> {edge.to_node_id}: no node {end!r} "
                     f"in tenant {edge.tenant_id!r} (edges never cross tenants)"
                 )
+                if outside is None:
+                    return problem
+                if not outside:
+                    outside.append(problem)
+                break
     return None
 
 
@@ -202,6 +213,9 @@ class GraphRecords:
     nodes: Sequence[NodeRecord]
     edges: Sequence[EdgeRecord]
     checked: bool = False
+    outside_problem: str | None = None
+    """Why the records are no graph on their own (an edge to a node not among them): a replace-load
+    refuses them with it; a merge-load writes the edge if the node is stored in the tenant."""
 
     def node_records(self) -> Sequence[NodeRecord]:
         return self.nodes
@@ -381,7 +395,8 @@ def read_graph(path: str | Path) -> GraphRecords:
     except RecursionError:
         raise DatasetError(f"{source}: JSON nested too deeply to read") from None
     del raw
-    problem = reference_problem(((n.tenant_id, n.node_id) for n in nodes), edges)
+    outside: list[str] = []
+    problem = reference_problem(((n.tenant_id, n.node_id) for n in nodes), edges, outside)
     if problem is not None:
         raise DatasetError(f"{source}: {problem}")
     nodes.sort(key=lambda n: (n.tenant_id, n.node_id))
@@ -390,7 +405,8 @@ def read_graph(path: str | Path) -> GraphRecords:
         checked_nodes, checked_edges = checked_records(nodes, edges)
     except DatasetError as error:
         raise DatasetError(f"{source}: {error}") from None
-    return GraphRecords(checked_nodes, checked_edges, checked=True)
+    outside_problem = f"{source}: {outside[0]}" if outside else None
+    return GraphRecords(checked_nodes, checked_edges, checked=True, outside_problem=outside_problem)
 
 
 def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:
@@ -446,12 +462,18 @@ def load_dataset(
     or of another type, a changed node the embedder failed on) are deleted first, so a failure later
     leaves them missing, never stale. A node the embedder fails on is still written, without a vector
     (``pending``: ``brain-graph index`` retries it); when the embedder fails on every text, nothing is
-    written (:class:`DatasetError`): an outage does not replace a tenant's vectors by none."""
+    written (:class:`DatasetError`): an outage does not replace a tenant's vectors by none. A merge-load's
+    edge may point at a node already stored in its tenant; one to a node neither loaded nor stored, or
+    a replace-load's to a node it does not load, refuses the load before anything is embedded or written."""
     started = time.perf_counter()
+    if replace and isinstance(dataset, GraphRecords) and dataset.outside_problem is not None:
+        raise DatasetError(dataset.outside_problem)
     nodes = dataset.node_records()
     edges = dataset.edge_records()
     if not (isinstance(dataset, GraphRecords) and dataset.checked):
         check_load(nodes, edges, [], [])  # before embedding: a bad dataset costs no embedding time
+    if not replace:
+        _check_stored_ends(nodes, edges, backend)  # before embedding and before stale vectors go
     report = IndexReport(nodes=len(nodes), edges=len(edges))
     if replace:
         vectors, stale = embed_nodes(nodes, registry, progress, report), list[VectorKey]()
@@ -467,6 +489,19 @@ def load_dataset(
     backend.load(nodes, edges, vectors, index_info(registry), replace=replace)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _check_stored_ends(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], backend: StorageBackend) -> None:
+    """Refuse a merge-load with an edge to a node neither loaded nor stored in its tenant (one read per
+    tenant with such edges); the backend's write checks it again, in the write."""
+    missing: set[tuple[str, str]] = set()
+    for tenant, group in groupby(outside_ends(nodes, edges), key=lambda key: key[0]):
+        ids = [node_id for _, node_id in group]
+        stored = {record.node_id for record in backend.index_store.get_records(tenant, ids)}
+        missing.update((tenant, node_id) for node_id in ids if node_id not in stored)
+    error = dangling_edge_error(edges, missing)
+    if error is not None:
+        raise error
 
 
 def _merge_vectors(

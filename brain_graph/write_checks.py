@@ -313,3 +313,27 @@ def check_changes(changes: ChangeSet) -> None:
 
 def _where_node_key(tenant_id: str, node_id: str) -> str:
     return f"node {node_id[:80]!r} of tenant {tenant_id[:80]!r}"
+
+
+def outside_ends(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> list[tuple[str, str]]:
+    """The ends (tenant, node id) of ``edges`` that are not among ``nodes``, each once, sorted: a load
+    writes an edge to one only when it is a node already stored in the tenant."""
+    keys = {(node.tenant_id, node.node_id) for node in nodes}
+    ends = {(e.tenant_id, node_id) for e in edges for node_id in (e.from_node_id, e.to_node_id)}
+    return sorted(ends - keys)
+
+
+def dangling_edge_error(edges: Sequence[EdgeRecord], missing: set[tuple[str, str]]) -> DatasetError | None:
+    """The error of the first of ``edges`` with an end in ``missing`` (no such node, neither loaded nor
+    stored), naming that end; ``None`` when there is none."""
+    if not missing:
+        return None
+    for edge in edges:
+        for end in (edge.from_node_id, edge.to_node_id):
+            if (edge.tenant_id, end) in missing:
+                return DatasetError(
+                    f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]} -> {edge.to_node_id[:80]}: no node "
+                    f"{end[:80]!r} in tenant {edge.tenant_id[:80]!r}, neither loaded nor stored (edges never cross "
+                    "tenants)"
+                )
+    return None

@@ -15,8 +15,10 @@ Generations
     pointer itself. A search that runs while a load flips may combine two generations.
 
 Loading (:meth:`Neo4jWeaviateBackend.load`)
-    1. :func:`~brain_graph.write_checks.check_load` and the embedder-identity rule
-       (:func:`~brain_graph.stores.identity.profile_conflict`) are checked: a refused load writes nothing.
+    1. :func:`~brain_graph.write_checks.check_load`, the embedder-identity rule
+       (:func:`~brain_graph.stores.identity.profile_conflict`) and the edges' ends (an end not among the
+       loaded nodes must be a node of the tenant's current generation) are checked: a refused load writes
+       nothing.
     2. A replace-load takes a fresh generation per tenant and writes its nodes and edges to Neo4j and,
        at the same time (one thread), its vectors to Weaviate, in bounded batches, all invisible to
        searches; both writes end before the flip, and the first error (the graph's, when both fail)
@@ -130,7 +132,7 @@ from brain_graph.stores.neo4j_weaviate_reads import ServerSearchReads
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, plan_vectors
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 from brain_graph.stores.weaviate.schema import VectorIndexKind
-from brain_graph.write_checks import check_changes, check_load
+from brain_graph.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
 
 
 class Neo4jWeaviateSettings(BaseSettings):
@@ -305,6 +307,7 @@ class Neo4jWeaviateBackend:
         generation (or gets a new one when it has none). Nothing is written before every check passed."""
         check_load(nodes, edges, vectors, profiles)
         generations, fresh = self._plan(nodes, edges, vectors, replace=replace)
+        self._check_ends(nodes, edges, generations)
         self.weaviate.check_write(profiles, replace_tenants=fresh)
         generations.update(self.generations.take_generations(fresh))
         with ThreadPoolExecutor(1, thread_name_prefix="brain-graph-weaviate-load") as pool:
@@ -332,6 +335,14 @@ class Neo4jWeaviateBackend:
         loaded = {r.tenant_id for r in nodes} | {r.tenant_id for r in edges} | {r.tenant_id for r in vectors}
         current = self.generations.current_generations(sorted(loaded - replaced))
         return current, sorted(loaded - set(current))
+
+    def _check_ends(self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], current: Mapping[str, int]) -> None:
+        """Refuse an edge to a node neither in ``nodes`` nor stored in the current generation of its
+        tenant (a tenant loaded into a fresh generation has no stored node), before anything is written."""
+        ends = outside_ends(nodes, edges)
+        error = dangling_edge_error(edges, set(ends) - self.generations.existing_nodes(ends, current))
+        if error is not None:
+            raise error
 
     def clean_up(self, flips: Mapping[str, Flip]) -> None:
         """Delete what is older than each tenant's current generation: Weaviate tenants, then nodes."""

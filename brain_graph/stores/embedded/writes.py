@@ -19,7 +19,7 @@ from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIn
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.embedded.schema import BUMP_DATA_VERSION, NODE_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
-from brain_graph.write_checks import check_changes, check_load
+from brain_graph.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
 
 SQLITE_CANTOPEN = 14
 SQLITE_NOTADB = 26
@@ -140,7 +140,8 @@ def write_load(
     replace: bool,
 ) -> None:
     """Check, then write everything in one transaction; with ``replace``, the loaded tenants are
-    emptied first. A profile's new embedder identity is refused while another tenant holds vectors."""
+    emptied first. A profile's new embedder identity is refused while another tenant holds vectors; an
+    edge to a node neither in ``nodes`` nor stored in its tenant refuses the load."""
     check_load(nodes, edges, vectors, profiles)
     with _transaction(path) as connection:
         connection.execute(
@@ -154,6 +155,9 @@ def write_load(
                 )
         _record_profiles(connection, profiles)
         _upsert_nodes(connection, nodes)
+        error = dangling_edge_error(edges, _missing_nodes(connection, outside_ends(nodes, edges)))
+        if error is not None:
+            raise error  # an edge to a node neither loaded nor stored: the transaction is rolled back
         _upsert_edges(connection, edges)
         _upsert_vectors(connection, vectors)
         if not replace:
@@ -246,6 +250,14 @@ def _check_identities(connection: sqlite3.Connection, profiles: Sequence[Profile
 def _missing_end(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -> EdgeRecord | None:
     """The first edge one of whose ends is not a node of its tenant (checked after the node writes)."""
     ends = sorted({(e.tenant_id, node_id) for e in edges for node_id in (e.from_node_id, e.to_node_id)})
+    missing = _missing_nodes(connection, ends)
+    return next(
+        (e for e in edges if (e.tenant_id, e.from_node_id) in missing or (e.tenant_id, e.to_node_id) in missing), None
+    )
+
+
+def _missing_nodes(connection: sqlite3.Connection, ends: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (tenant, node id) of ``ends`` that are not nodes, read in batches of 10,000."""
     missing: set[tuple[str, str]] = set()
     for start in range(0, len(ends), 10_000):
         rows = connection.execute(
@@ -254,9 +266,7 @@ def _missing_end(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) ->
             (json.dumps(ends[start : start + 10_000]),),
         ).fetchall()
         missing.update((row[0], row[1]) for row in rows)
-    return next(
-        (e for e in edges if (e.tenant_id, e.from_node_id) in missing or (e.tenant_id, e.to_node_id) in missing), None
-    )
+    return missing
 
 
 def write_changes(path: Path, changes: ChangeSet) -> None:

@@ -171,6 +171,23 @@ class Neo4jGenerations:
         self._unwritten.update(taken.items())
         return taken
 
+    def existing_nodes(self, keys: Sequence[tuple[str, str]], generations: Mapping[str, int]) -> set[tuple[str, str]]:
+        """The (tenant, node id) of ``keys`` that are nodes of the tenant's generation in ``generations``
+        (read on the leader, one statement per :data:`LOAD_BATCH` keys; a tenant not in it has none)."""
+        rows = [{"tenantId": t, "generation": generations[t], "nodeId": n} for t, n in keys if t in generations]
+        if not rows:
+            return set()
+
+        def work(session: neo4j.Session) -> set[tuple[str, str]]:
+            found: set[tuple[str, str]] = set()
+            for start in range(0, len(rows), LOAD_BATCH):
+                batch = {"rows": rows[start : start + LOAD_BATCH]}
+                records = self._client.commit(session, cypher.EXISTING_NODES, batch)
+                found.update((record["tenantId"], record["nodeId"]) for record in records)
+            return found
+
+        return self._client.write(work)
+
     def flip(self, generations: Mapping[str, int]) -> dict[str, Flip]:
         """Make each tenant's generation the current one, if it is newer than the current one, in ONE
         transaction for all tenants; returns what is current afterwards."""
