@@ -126,19 +126,41 @@ def _check_token_user(user: Any, tenants: list[str] | None) -> None:
         raise ForbiddenError(f"this token may not index tenant(s) {refused}; it may index: {allowed_text}")
 
 
+def check_index_context(value: Any) -> None:
+    """Refuse a top-level run context that is not one: a mapping with keys other than ``services``,
+    or an object without a ``services`` attribute (a principal or a string given as the context)."""
+    if value is None:
+        return
+    if isinstance(value, Mapping):
+        unknown = sorted(str(key) for key in value if key != "services")
+        if unknown:
+            raise InvalidRequestError("context", f"unknown key(s) {shown(unknown)}; allowed: services")
+    elif not hasattr(value, "services"):
+        raise InvalidRequestError(
+            "context", f"must be a BrainIndexContext or an object {{services}} (got {type(value).__name__})"
+        )
+
+
+def _context_services(context: Any) -> Any:
+    """``services`` of a mapping (JSON) or object context."""
+    return context.get("services") if isinstance(context, Mapping) else getattr(context, "services", None)
+
+
 class BrainIndexGraph(CompiledStateGraph[BrainIndexState, BrainIndexContext, BrainIndexInput, BrainIndexOutput]):
     """The compiled ``brain_index`` graph: a top-level input with unknown keys is refused
-    (:func:`check_input_keys`) instead of being dropped; as a subgraph it reads only its own keys of
-    the parent's state."""
+    (:func:`check_input_keys`) instead of being dropped, and so is a run context that is not one
+    (:func:`check_index_context`); as a subgraph it reads only its own keys of the parent's state."""
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
         if is_top_level_run(config):
             check_input_keys(input)
+            check_index_context(kwargs.get("context"))
         return super().stream(input, config, **kwargs)
 
     def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
         if is_top_level_run(config):
             check_input_keys(input)
+            check_index_context(kwargs.get("context"))
         return super().astream(input, config, **kwargs)
 
 
@@ -146,7 +168,7 @@ def build_index_graph(services: SearchServices | None = None, *, name: str = IND
     """Compile ``plan → index → report`` (see the module docstring)."""
 
     def indexer(runtime: Runtime[BrainIndexContext]) -> Indexer:
-        chosen = getattr(runtime.context, "services", None) or services or default_services()
+        chosen = _context_services(runtime.context) or services or default_services()
         if not isinstance(chosen, SearchServices):
             raise InvalidRequestError("context.services", "must be SearchServices (set in Python, not over HTTP)")
         return Indexer(chosen.backend, chosen.profiles)

@@ -72,3 +72,18 @@ def test_as_a_subgraph_it_reads_its_own_keys_of_the_parent_state(services: Searc
     builder.add_edge("index", END)
     result = builder.compile().invoke({"tenants": ["t1"], "question": "kept"})
     assert (result["report"]["tenants"], result["question"]) == (["t1"], "kept")
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"service": None}, r"^invalid request: context: unknown key\(s\) \['service'\]; allowed: services$"),
+        ("x", r"^invalid request: context: must be a BrainIndexContext or an object \{services\} \(got str\)$"),
+        ({"services": "x"}, r"^invalid request: context.services: must be SearchServices"),
+    ],
+)
+def test_a_context_that_is_not_one_is_refused(services: SearchServices, context: Any, message: str) -> None:
+    before = _hashes(services)
+    with pytest.raises(InvalidRequestError, match=message):
+        build_index_graph(services).invoke({"tenants": ["t1"], "full": True}, context=context)
+    assert _hashes(services) == before
