@@ -8,11 +8,11 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Checkpointer
+from langgraph.types import Checkpointer, StateUpdate
 
 from brain_graph.config import default_services
 from brain_graph.nodes import PIPELINE as _PIPELINE
-from brain_graph.requests import check_context, check_top_level_keys, is_top_level_run
+from brain_graph.requests import check_context, check_state_update, check_top_level_keys, is_top_level_run
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, BrainSearchState
 from brain_graph.steps import ServicesProvider, Step, bind_step
@@ -45,12 +45,23 @@ def _only_keys(event: Any, keys: Sequence[str], modes: list[str], single: bool, 
     return (namespace, mode, chunk) if subgraphs else (mode, chunk)
 
 
+def _check_updates(supersteps: Sequence[Sequence[StateUpdate]]) -> None:
+    """Every update of ``update_state`` (and of a thread created with updates) writes input keys only."""
+    for superstep in supersteps:
+        for update in superstep:
+            check_state_update(update[0], "state")
+
+
 class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, BrainSearchInput, BrainSearchOutput]):
     """The compiled brainSearch graph.
 
     - A top-level input with keys other than ``queryText``, ``filter`` and ``options`` is refused
       (:class:`~brain_graph.errors.InvalidRequestError`) instead of being dropped silently; as a
       subgraph node it receives the parent's state and reads only its own keys.
+    - A top-level ``Command`` may resume and update the input keys, not ``goto`` a step; a state update
+      (``update_state``) may write ``queryText``, ``filter`` and ``options`` only: the keys the steps
+      write are trusted by the next steps (the validated request, records read within the caller's
+      access scope), so a caller cannot skip ``embed``'s checks or hand a step ids to read.
     - The ``updates`` stream shows every key a step wrote, even when the caller restricts the stream
       to some ``output_keys`` (as the LangGraph server does, with the output schema's keys): ``embed``'s
       ``request`` and ``queryVectors`` are its real update, not ``null``. ``values`` chunks keep the
@@ -70,6 +81,16 @@ class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, 
         single = isinstance(kwargs.get("stream_mode") or self.stream_mode, str)
         subgraphs = bool(kwargs.get("subgraphs"))
         return lambda event: _only_keys(event, keys, modes, single, subgraphs)
+
+    def bulk_update_state(self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]) -> RunnableConfig:
+        _check_updates(supersteps)
+        return super().bulk_update_state(config, supersteps)
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> RunnableConfig:
+        _check_updates(supersteps)
+        return await super().abulk_update_state(config, supersteps)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
         restore = self._prepare(input, config, kwargs)

@@ -35,7 +35,10 @@ def check_top_level_keys(value: Any) -> None:
     """Refuse a graph input that is not an object, or that has keys other than ``queryText``,
     ``filter`` and ``options`` (an option put beside ``options`` would otherwise be dropped silently
     and its default applied). ``None`` (resuming a thread) passes."""
-    if value is None or isinstance(value, Command):
+    if value is None:
+        return
+    if isinstance(value, Command):
+        check_command(value)
         return
     if not isinstance(value, Mapping):
         raise InvalidRequestError(
@@ -47,6 +50,32 @@ def check_top_level_keys(value: Any) -> None:
         where = f"; {', '.join(hint)} belong(s) in options" if hint else ""
         names = _shown(unknown)
         raise InvalidRequestError("request", f"unknown key(s) {names}; allowed: queryText, filter, options{where}")
+
+
+def check_command(command: Command[Any]) -> None:
+    """Refuse a top-level ``Command`` that skips steps (``goto``) or writes what the steps write
+    (:func:`check_state_update`); resuming (``resume``) and updating the input keys pass."""
+    if command.goto:
+        raise InvalidRequestError("command.goto", "steps cannot be skipped: a search runs from embed to build_pack")
+    check_state_update(command.update, "command.update")
+
+
+def check_state_update(values: Any, where: str) -> None:
+    """Refuse a state update from outside a run (``update_state``, a ``Command``'s ``update``) that
+    writes a key the steps write: each step trusts what the steps before it wrote (the validated
+    request and its bounds, the records read within the caller's access scope). Only ``queryText``,
+    ``filter`` and ``options`` may be updated; ``embed`` validates them when the search runs again."""
+    if values is None:
+        return
+    if not isinstance(values, Mapping):
+        raise InvalidRequestError(
+            where, f"must be an object {{queryText, filter, options}} (got {type(values).__name__})"
+        )
+    written = sorted(str(key) for key in values if key not in REQUEST_KEYS)
+    if written:
+        raise InvalidRequestError(
+            where, f"may not set {_shown(written)}, which the steps write; updatable: queryText, filter, options"
+        )
 
 
 def check_context_keys(value: Any) -> None:
