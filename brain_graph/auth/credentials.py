@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,6 +20,13 @@ PERMISSION_PREFIX = "brain:"  # a scope as a LangGraph server permission: brain:
 def implied_scopes(scopes: frozenset[str]) -> frozenset[str]:
     """``maintainer`` may do all a ``reader`` may."""
     return scopes | {READER} if MAINTAINER in scopes else scopes
+
+
+def principal_key(principal: Principal) -> str:
+    """A stable digest of the whole principal (id, groups and tenants, sorted): what owns threads and
+    runs, so that a token for the same id with other tenants or groups is another owner."""
+    canonical = json.dumps(principal.to_wire(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

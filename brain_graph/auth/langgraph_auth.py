@@ -5,8 +5,10 @@ principal is the same, and has one rate-limit budget, over the runs API, Studio 
 - Authentication: a missing or invalid token is 401; a run over the rate limit is 429 with
   ``Retry-After`` and ``X-RateLimit-*`` headers. The user carries the principal (``identity``, ``groups``, ``tenants``)
   and ``scopes``; the graphs read it from ``Runtime.server_info.user``.
-- Authorization: threads and runs belong to the principal that created them (``owner`` metadata,
-  filtered on every read); each run is charged to the principal's rate limit; assistants are readable
+- Authorization: threads and runs (their state, history and copies) belong to the principal that
+  created them, the token's ``sub`` with its tenants and groups (``owner`` and ``owner_principal``
+  metadata, filtered on every read: a token for the same ``sub`` with other tenants or groups is
+  another owner); each run is charged to the principal's rate limit; assistants are readable
   by all and changed by maintainers only; the store is for maintainers; crons are refused (a cron run
   would not carry the token's tenants and scopes).
 - Insecure development mode (``BRAIN_GRAPH_AUTH=insecure``): a request without a token is served as
@@ -23,12 +25,13 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX
+from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX, principal_key
 from brain_graph.auth.gate import default_gate
-from brain_graph.errors import AuthenticationError, RateLimitedError
-from brain_graph.requests import INSECURE_CLAIM, is_insecure_user
+from brain_graph.errors import AuthenticationError, InvalidRequestError, RateLimitedError
+from brain_graph.requests import INSECURE_CLAIM, is_insecure_user, principal_from_user
 
-OWNER_KEY = "owner"
+OWNER_KEY = "owner"  # the principal id, for people reading the metadata
+PRINCIPAL_KEY = "owner_principal"  # principal_key(): the id with its tenants and groups
 INSECURE_USER: dict[str, Any] = {
     "identity": "insecure-dev",
     "display_name": "insecure development mode",
@@ -65,7 +68,7 @@ def _is_maintainer(ctx: Auth.types.AuthContext) -> bool:
 
 @auth.on.threads
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    """Threads and their runs belong to their creator."""
+    """Threads and their runs belong to their creator's whole principal (id, tenants, groups)."""
     return _owned(ctx, value)
 
 
@@ -95,13 +98,19 @@ async def refuse_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fi
 def _owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
     if _is_insecure(ctx):
         return None
-    owner = ctx.user.identity
+    try:
+        principal = principal_from_user(ctx.user)
+    except InvalidRequestError as error:
+        raise Auth.exceptions.HTTPException(status_code=403, detail=str(error)) from None
+    if principal.is_anonymous:  # fail closed: records always belong to a named principal
+        raise Auth.exceptions.HTTPException(status_code=403, detail="threads and runs need an authenticated principal")
+    owner = {OWNER_KEY: principal.principal_id, PRINCIPAL_KEY: principal_key(principal)}
     if isinstance(value, dict):  # stamp the owner in place (the server keeps a reference to this dict)
         metadata = value.get("metadata")
         if not isinstance(metadata, dict):
             metadata = value["metadata"] = {}
-        metadata[OWNER_KEY] = owner
-    return {OWNER_KEY: owner}  # and only the owner's records are read
+        metadata.update(owner)
+    return owner  # and only the records of this very principal (id, tenants, groups) are read
 
 
 @auth.on.assistants.read

@@ -1,9 +1,9 @@
 """Signed bearer tokens (JWT, via PyJWT): minting for local use and verification.
 
 Claims: ``sub`` (principal id), ``groups`` (group names), ``tenants`` (the tenants it may read, at
-least one), ``scope`` (space-separated: ``reader``, ``maintainer``), ``iat``, ``exp``, ``iss`` and ``aud``
-(both ``brain-graph`` unless configured). Verification is pluggable: anything with
-``verify(token) -> Credentials`` is a :class:`TokenVerifier`.
+least one), ``scope`` (space-separated: ``reader``, ``maintainer``), ``iat`` and ``exp`` (JSON numbers,
+at most :data:`MAX_TTL_S` apart), ``iss`` and ``aud`` (both ``brain-graph`` unless configured).
+Verification is pluggable: anything with ``verify(token) -> Credentials`` is a :class:`TokenVerifier`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ DEFAULT_TTL_S = 3600
 MAX_TTL_S = 366 * 24 * 3600
 MAX_TOKEN_CHARS = 16_384
 REQUIRED_CLAIMS = ("sub", "tenants", "exp", "iat")
+TIME_CLAIMS = ("iat", "exp", "nbf")  # JSON numbers; PyJWT checks their values
 
 
 @runtime_checkable
@@ -82,10 +83,17 @@ class JwtVerifier:
             raise AuthenticationError("bearer token algorithm does not match the configured key") from None
         except jwt.InvalidTokenError as error:
             raise AuthenticationError(f"bearer token is invalid: {error}") from None
-        lifetime = claims["exp"] - claims["iat"] if isinstance(claims["exp"], int | float) else None
-        if isinstance(claims["iat"], int | float) and lifetime is not None and lifetime > MAX_TTL_S:
+        for claim in TIME_CLAIMS:  # PyJWT reads numeric strings and booleans too (int(value))
+            if claim in claims and not _is_number(claims[claim]):
+                raise AuthenticationError(f"bearer token claim {claim!r} must be a number (seconds since the epoch)")
+        if claims["exp"] - claims["iat"] > MAX_TTL_S:
             raise AuthenticationError(f"bearer token lives longer than {MAX_TTL_S} s (exp - iat); mint a shorter one")
         return credentials_from_claims(claims)
+
+
+def _is_number(value: Any) -> bool:
+    """A JSON number (RFC 7519 NumericDate: an integer or a fraction), not a boolean or a string."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def credentials_from_claims(claims: dict[str, Any]) -> Credentials:
