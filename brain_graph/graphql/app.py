@@ -1,6 +1,8 @@
 """The ``/graphql`` ASGI app: bearer token and rate limit first (401 / 429 with ``Retry-After`` and
-``X-RateLimit-*`` headers, as GraphQL errors), then ariadne runs ``brainSearch`` with the caller's
-principal in the graph's runtime context. Every response carries the rate-limit headers.
+``X-RateLimit-*`` headers, as GraphQL errors), then the body's bounds (:mod:`.transport`, 413 / 415 /
+400), then ariadne parses and validates the document within :mod:`.limits` and runs ``brainSearch``
+with the caller's principal in the graph's runtime context. Every response carries the rate-limit
+headers.
 
 Standalone: ``uvicorn brain_graph.graphql.app:app`` (settings from the environment, like the server).
 """
@@ -19,6 +21,7 @@ from starlette.types import Message, Receive, Scope, Send
 from brain_graph.auth.gate import Admission, Gate, default_gate
 from brain_graph.errors import AuthenticationError, ConfigurationError, RateLimitedError
 from brain_graph.graphql.errors import (
+    BAD_USER_INPUT,
     INTERNAL_SERVER_ERROR,
     RATE_LIMITED,
     UNAUTHENTICATED,
@@ -26,8 +29,9 @@ from brain_graph.graphql.errors import (
     error_body,
     format_error,
 )
-from brain_graph.graphql.limits import OneSearchPerRequest
+from brain_graph.graphql.limits import parse_query, validate_query
 from brain_graph.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, INSECURE_KEY, build_schema
+from brain_graph.graphql.transport import GraphQLHandler, Refusal, read_body, replay
 
 logger = logging.getLogger("brain_graph.graphql")
 ADMISSION_KEY = "brain_graph.admission"
@@ -56,7 +60,9 @@ class GraphQLApp:
             error_formatter=format_error,
             debug=False,
             logger=ServerErrorLog(logger),
-            validation_rules=[OneSearchPerRequest],
+            query_parser=parse_query,
+            query_validator=validate_query,
+            http_handler=GraphQLHandler(),
         )
 
     def _context(self, request: Any, data: Any) -> dict[str, Any]:
@@ -101,7 +107,12 @@ class GraphQLApp:
                 message = {**message, "headers": [*message.get("headers", []), *headers]}
             await send(message)
 
-        await self._ariadne(scope, receive, send_with_headers)
+        payload = await read_body(request)
+        if isinstance(payload, Refusal):
+            response = JSONResponse(error_body(BAD_USER_INPUT, payload.message), payload.status)
+            await response(scope, receive, send_with_headers)
+            return
+        await self._ariadne(scope, replay(payload, receive), send_with_headers)
 
 
 def create_graphql_app(graph: GraphProvider | None = None, gate: GateProvider | None = None) -> GraphQLApp:

@@ -34,6 +34,8 @@ RATE_LIMITED = "RATE_LIMITED"
 BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 INTERNAL_MESSAGE = "internal error; the server log has the details"
+HTTP_STATUS = {UNAUTHENTICATED: 401, FORBIDDEN: 403}
+"""HTTP status of a response whose errors (no data) all have this code; other refusals are 400."""
 
 
 def code_of(error: BaseException) -> str:

@@ -18,6 +18,7 @@ from graphql import (
     FragmentSpreadNode,
     GraphQLError,
     GraphQLSchema,
+    InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
     ValidationRule,
@@ -103,8 +104,8 @@ class MaxFields(ValidationRule):
         if fields > MAX_FIELDS:
             self.report_error(
                 GraphQLError(
-                    f"a request may select at most {MAX_FIELDS} fields (fragments expanded), this one "
-                    f"selects {fields}; select fewer fields",
+                    f"a request may select at most {MAX_FIELDS} fields (fragment spreads expanded); "
+                    "select fewer fields or fewer aliases",
                     node,
                 )
             )
@@ -118,7 +119,7 @@ class MaxFields(ValidationRule):
                 total += 1 + self._count(selection.selection_set, visiting)
             elif isinstance(selection, FragmentSpreadNode):
                 total += self._fragment(selection.name.value, visiting)
-            else:  # an inline fragment
+            elif isinstance(selection, InlineFragmentNode):
                 total += self._count(selection.selection_set, visiting)
             if total > MAX_FIELDS:  # enough to refuse; also stops exponential fragment nesting early
                 return total
