@@ -125,6 +125,12 @@ def make_store(tmp_path: Path, data: dict[str, Any] | Dataset, name: str = "stor
     return services
 
 
+def vector_states(services: SearchServices, tenant: str = "t1") -> list[Any]:
+    """The tenant's vector states in every profile (unchanged states: nothing was re-embedded)."""
+    store = services.backend.index_store
+    return [store.vector_states(tenant, profile.profile_id) for profile in services.profiles.profiles]
+
+
 def request(query: str, tenant: str = "t1", *, secured: bool = False, **options: Any) -> dict[str, Any]:
     """A graph input with ``secured`` false by default (public items only)."""
     return {"queryText": query, "filter": {"tenantId": tenant, "secured": secured}, "options": options}

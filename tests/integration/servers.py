@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -65,3 +66,21 @@ def services(*args: str, timeout: float = 300) -> str:
     if done.returncode != 0:
         pytest.fail(f"scripts/services {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done.stdout
+
+
+def run_cli_load(path: Path, *extra: str, store: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``brain-graph load PATH`` in a process of its own: into the embedded ``store``, or into the
+    servers when it is None (failing clearly when they are not configured)."""
+    if store is None:
+        server_settings()
+    env = {**os.environ, "BRAIN_GRAPH_BACKEND": "embedded" if store else "neo4j-weaviate"}
+    args = ["--store", str(store)] if store else []
+    return subprocess.run(
+        [sys.executable, "-m", "brain_graph.cli", "load", str(path), *args, *extra],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -18,24 +15,14 @@ from brain_graph.profiles import default_profiles
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
 from tests.integration.conftest import parity_source, with_tenant_prefix
-from tests.integration.servers import REPO, connect, server_settings, unique_prefix
+from tests.integration.servers import connect, run_cli_load, unique_prefix
 
 pytestmark = pytest.mark.integration
 LOADED = re.compile(r"loaded (\d+) nodes, (\d+) edges, (\d+) vectors")
 
 
 def cli_load(path: Path, *extra: str) -> tuple[int, int, int]:
-    server_settings()  # fails clearly when the servers are not configured
-    env = {**os.environ, "BRAIN_GRAPH_BACKEND": "neo4j-weaviate"}
-    done = subprocess.run(
-        [sys.executable, "-m", "brain_graph.cli", "load", str(path), *extra],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_cli_load(path, *extra)
     assert done.returncode == 0, done.stderr
     match = LOADED.search(done.stderr)
     assert match is not None, done.stderr

@@ -5,9 +5,7 @@ refused with the same one line, and neither store changes."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -24,7 +22,7 @@ from brain_graph.state import BrainSearchInput
 from brain_graph.stores.base import EdgeRecord, NodeRecord, StorageBackend
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import SMALL_GRAPH, edge, node
-from tests.integration.servers import REPO, connect, server_settings, unique_prefix
+from tests.integration.servers import connect, run_cli_load, unique_prefix
 
 pytestmark = pytest.mark.integration
 
@@ -36,22 +34,6 @@ def prefixed(prefix: str, nodes: list[dict[str, Any]], edges: list[dict[str, Any
     }
 
 
-def cli_load(path: Path, store: Path | None, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``brain-graph load PATH`` on the embedded ``store``, or on the servers when it is None."""
-    server_settings()  # fails clearly when the servers are not configured
-    env = {**os.environ, "BRAIN_GRAPH_BACKEND": "embedded" if store else "neo4j-weaviate"}
-    args = ["--store", str(store)] if store else []
-    return subprocess.run(
-        [sys.executable, "-m", "brain_graph.cli", "load", str(path), "--quiet", *args, *extra],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
 class Side:
     """One backend with the tenants' data."""
 
@@ -59,7 +41,7 @@ class Side:
         self.backend, self.store = backend, store
 
     def load(self, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-        return cli_load(path, self.store, *extra)
+        return run_cli_load(path, "--quiet", *extra, store=self.store)
 
     def search(self, tenant: str, query: str) -> dict[str, Any]:
         request = {"queryText": query, "filter": {"tenantId": tenant, "secured": False}, "options": {"expandDepth": 1}}

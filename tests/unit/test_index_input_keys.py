@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -13,17 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from brain_graph.errors import InvalidRequestError
 from brain_graph.index_graph import build_index_graph
 from brain_graph.services import SearchServices
-from tests.helpers import SMALL_GRAPH, make_store
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> SearchServices:
-    return make_store(tmp_path, SMALL_GRAPH)
-
-
-def _hashes(services: SearchServices) -> list[Any]:
-    store = services.backend.index_store
-    return [store.vector_states("t1", profile.profile_id) for profile in services.profiles.profiles]
+from tests.helpers import vector_states
 
 
 @pytest.mark.parametrize(
@@ -40,34 +29,34 @@ def _hashes(services: SearchServices) -> list[Any]:
     ],
 )
 def test_unknown_keys_are_refused_before_anything_is_written(
-    services: SearchServices, payload: Any, message: str
+    small_services: SearchServices, payload: Any, message: str
 ) -> None:
-    before = _hashes(services)
-    graph = build_index_graph(services)
+    before = vector_states(small_services)
+    graph = build_index_graph(small_services)
     with pytest.raises(InvalidRequestError, match=message):
         graph.invoke(payload)
     with pytest.raises(InvalidRequestError, match=message):
         asyncio.run(graph.ainvoke(payload))
     with pytest.raises(InvalidRequestError, match=message):
         list(graph.stream(payload, stream_mode=["updates", "custom"]))
-    assert _hashes(services) == before
+    assert vector_states(small_services) == before
 
 
-def test_known_keys_and_an_empty_input_pass(services: SearchServices) -> None:
-    graph = build_index_graph(services)
+def test_known_keys_and_an_empty_input_pass(small_services: SearchServices) -> None:
+    graph = build_index_graph(small_services)
     assert graph.invoke({})["report"]["tenants"] == ["t1", "t2"]
     report = graph.invoke({"tenants": ["t1"], "profiles": ["cdm.doc.body"], "full": False})["report"]
     assert (report["tenants"], report["profiles"]) == (["t1"], ["cdm.doc.body"])
 
 
-def test_as_a_subgraph_it_reads_its_own_keys_of_the_parent_state(services: SearchServices) -> None:
+def test_as_a_subgraph_it_reads_its_own_keys_of_the_parent_state(small_services: SearchServices) -> None:
     class Parent(TypedDict, total=False):
         tenants: list[str]
         report: dict[str, Any]
         question: str
 
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(Parent)
-    builder.add_node("index", build_index_graph(services))
+    builder.add_node("index", build_index_graph(small_services))
     builder.add_edge(START, "index")
     builder.add_edge("index", END)
     result = builder.compile().invoke({"tenants": ["t1"], "question": "kept"})
@@ -82,8 +71,8 @@ def test_as_a_subgraph_it_reads_its_own_keys_of_the_parent_state(services: Searc
         ({"services": "x"}, r"^invalid request: context.services: must be SearchServices"),
     ],
 )
-def test_a_context_that_is_not_one_is_refused(services: SearchServices, context: Any, message: str) -> None:
-    before = _hashes(services)
+def test_a_context_that_is_not_one_is_refused(small_services: SearchServices, context: Any, message: str) -> None:
+    before = vector_states(small_services)
     with pytest.raises(InvalidRequestError, match=message):
-        build_index_graph(services).invoke({"tenants": ["t1"], "full": True}, context=context)
-    assert _hashes(services) == before
+        build_index_graph(small_services).invoke({"tenants": ["t1"], "full": True}, context=context)
+    assert vector_states(small_services) == before

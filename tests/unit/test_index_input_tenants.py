@@ -16,7 +16,7 @@ from brain_graph.errors import InvalidRequestError
 from brain_graph.index_graph import build_index_graph
 from brain_graph.indexing.indexer import Indexer
 from brain_graph.services import SearchServices
-from tests.helpers import SMALL_GRAPH, make_store
+from tests.helpers import vector_states
 
 BAD_TENANTS = [
     ("t\ud800", r"U\+D800"),  # a lone surrogate: not valid UTF-8
@@ -29,29 +29,19 @@ BAD_TENANTS = [
 ]
 
 
-@pytest.fixture
-def services(tmp_path: Path) -> SearchServices:
-    return make_store(tmp_path, SMALL_GRAPH)
-
-
-def _vectors(services: SearchServices) -> list[Any]:
-    store = services.backend.index_store
-    return [store.vector_states("t1", profile.profile_id) for profile in services.profiles.profiles]
-
-
 @pytest.mark.parametrize(("tenant", "problem"), BAD_TENANTS)
-def test_the_index_graph_refuses_a_malformed_tenant(services: SearchServices, tenant: str, problem: str) -> None:
-    before = _vectors(services)
+def test_the_index_graph_refuses_a_malformed_tenant(small_services: SearchServices, tenant: str, problem: str) -> None:
+    before = vector_states(small_services)
     with pytest.raises(InvalidRequestError, match=rf"^invalid request: tenants\.1: .*{problem}") as raised:
-        build_index_graph(services).invoke({"tenants": ["t1", tenant], "full": True})
+        build_index_graph(small_services).invoke({"tenants": ["t1", tenant], "full": True})
     assert "\n" not in str(raised.value)
-    assert _vectors(services) == before  # nothing re-embedded
+    assert vector_states(small_services) == before  # nothing re-embedded
 
 
 @pytest.mark.parametrize(("tenant", "problem"), BAD_TENANTS)
-def test_the_indexer_refuses_a_malformed_tenant(services: SearchServices, tenant: str, problem: str) -> None:
+def test_the_indexer_refuses_a_malformed_tenant(small_services: SearchServices, tenant: str, problem: str) -> None:
     with pytest.raises(InvalidRequestError, match=rf"tenants\.0: .*{problem}"):
-        Indexer(services.backend, services.profiles).run([tenant])
+        Indexer(small_services.backend, small_services.profiles).run([tenant])
 
 
 @pytest.mark.parametrize(
@@ -63,25 +53,27 @@ def test_the_indexer_refuses_a_malformed_tenant(services: SearchServices, tenant
     ],
 )
 def test_the_indexer_refuses_a_string_where_a_list_is_expected(
-    services: SearchServices, tenants: Any, profiles: Any, message: str
+    small_services: SearchServices, tenants: Any, profiles: Any, message: str
 ) -> None:
     with pytest.raises(InvalidRequestError, match=message):
-        Indexer(services.backend, services.profiles).plan(tenants, profiles)
+        Indexer(small_services.backend, small_services.profiles).plan(tenants, profiles)
 
 
-def test_a_valid_tenant_without_data_is_still_a_success(services: SearchServices) -> None:
-    report = build_index_graph(services).invoke({"tenants": ["nobody"]})["report"]
+def test_a_valid_tenant_without_data_is_still_a_success(small_services: SearchServices) -> None:
+    report = build_index_graph(small_services).invoke({"tenants": ["nobody"]})["report"]
     assert (report["tenants"], report["embedded"]) == (["nobody"], 0)
 
 
-def test_the_cli_reports_a_malformed_tenant_in_one_line(tmp_path: Path, services: SearchServices) -> None:
+def test_the_cli_reports_a_malformed_tenant_in_one_line(tmp_path: Path, small_services: SearchServices) -> None:
     store = tmp_path / "store.sqlite3"
     result = CliRunner().invoke(app, ["index", "--store", str(store), "--tenant", "t1 "])
     assert result.exit_code == 2
     assert result.stderr == "error: invalid request: tenants.0: must not start or end with white space (got 't1 ')\n"
 
 
-def test_the_installed_command_reports_a_non_utf8_tenant_in_one_line(tmp_path: Path, services: SearchServices) -> None:
+def test_the_installed_command_reports_a_non_utf8_tenant_in_one_line(
+    tmp_path: Path, small_services: SearchServices
+) -> None:
     store = tmp_path / "store.sqlite3"
     command: list[str | bytes] = [sys.executable, "-m", "brain_graph.cli", "index", "--store", str(store)]
     completed = subprocess.run([*command, "--tenant", b"\xff", "--json"], capture_output=True, check=False)
