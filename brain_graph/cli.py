@@ -241,6 +241,9 @@ def demo(
     try:
         path = store or read_settings(EmbeddedSettings).resolved_store_path
         services = build_services(load_settings(), backend=build_backend("embedded", store_path=path))
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    try:
         _load(services, example_dataset_path(), replace=True, quiet=quiet)
         graph = build_graph(services)
         for request in DEMO_SEARCHES:
@@ -258,6 +261,8 @@ def demo(
         err.print(f"store: {path}")
     except BrainGraphError as error:
         raise _fail(error) from None
+    finally:
+        services.backend.close()
 
 
 @app.command()

@@ -143,9 +143,17 @@ def test_a_configuration_error_is_one_line_naming_the_variable(
     assert "Traceback" not in completed.stderr
 
 
-def test_a_terminal_that_cannot_show_a_character_gets_its_escape(loaded_store: Path) -> None:
+@pytest.mark.parametrize(
+    "entry",
+    [
+        [str(Path(sys.executable).with_name("brain-graph"))],  # the installed console script
+        [sys.executable, "-m", "brain_graph.cli"],
+    ],
+    ids=["console-script", "module"],
+)
+def test_a_terminal_that_cannot_show_a_character_gets_its_escape(loaded_store: Path, entry: list[str]) -> None:
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
-    command = [sys.executable, "-m", "brain_graph.cli", "search", "caf\u00e9 token", "--tenant", "t1", "--public"]
+    command = [*entry, "search", "caf\u00e9 token", "--tenant", "t1", "--public"]
     completed = subprocess.run([*command, "--store", str(loaded_store)], capture_output=True, text=True, env=env)
     assert completed.returncode == 0, completed.stderr
     assert "caf\\xe9 token" in completed.stdout
