@@ -150,6 +150,7 @@ class Neo4jWeaviateSettings(BaseSettings):
     weaviate_http_port: int = Field(default=8080, validation_alias="WEAVIATE_HTTP_PORT")
     weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
     weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
+    weaviate_secure: bool = Field(default=False, validation_alias="WEAVIATE_SECURE")  # HTTPS and gRPC over TLS
 
     @field_validator("neo4j_uri")
     @classmethod
@@ -263,6 +264,7 @@ class Neo4jWeaviateBackend:
                 grpc_port=settings.weaviate_grpc_port,
                 api_key=settings.weaviate_api_key,
                 timeout_s=settings.timeout_s,
+                secure=settings.weaviate_secure,
                 vector_index=settings.vector_index,
             ),
         )

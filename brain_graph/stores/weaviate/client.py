@@ -82,10 +82,20 @@ def channel_state(client: weaviate.WeaviateAsyncClient) -> Any:
 class WeaviateConnection:
     """A lazily connected async client, bounded calls and the count of requests (:attr:`round_trips`)."""
 
-    def __init__(self, *, host: str, http_port: int, grpc_port: int, api_key: str = "", timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        host: str,
+        http_port: int,
+        grpc_port: int,
+        api_key: str = "",
+        timeout_s: float = 5.0,
+        secure: bool = False,
+    ) -> None:
         self.host = host
         self.http_port = http_port
         self.grpc_port = grpc_port
+        self.secure = secure  # HTTPS and gRPC over TLS
         self.timeout_s = timeout_s
         self._api_key = api_key
         self._loop = LoopThread(f"brain-graph-weaviate-{id(self):x}")
@@ -105,10 +115,10 @@ class WeaviateConnection:
         return weaviate.use_async_with_custom(
             http_host=self.host,
             http_port=self.http_port,
-            http_secure=False,
+            http_secure=self.secure,
             grpc_host=self.host,
             grpc_port=self.grpc_port,
-            grpc_secure=False,
+            grpc_secure=self.secure,
             additional_config=AdditionalConfig(timeout=timeout),
             auth_credentials=Auth.api_key(self._api_key) if self._api_key else None,
             skip_init_checks=True,

@@ -132,9 +132,10 @@ def vector_matrix(objects: Sequence[FoundObject], dimension: int) -> npt.NDArray
 class GrpcSearch:
     """A synchronous gRPC channel to Weaviate's ``Search``, opened on first use."""
 
-    def __init__(self, *, host: str, port: int, api_key: str, timeout_s: float) -> None:
+    def __init__(self, *, host: str, port: int, api_key: str, timeout_s: float, secure: bool = False) -> None:
         self.target = f"{host}:{port}"
         self.timeout_s = timeout_s
+        self.secure = secure  # TLS with the system's root certificates
         self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
         self._lock = threading.Lock()
         self._channel: Any = None
@@ -146,7 +147,11 @@ class GrpcSearch:
         """The channel and its ``Weaviate`` stub, opened if needed."""
         with self._lock:
             if self._channel is None:
-                self._channel = grpc.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
+                self._channel = (
+                    grpc.secure_channel(self.target, grpc.ssl_channel_credentials(), options=_CHANNEL_OPTIONS)
+                    if self.secure
+                    else grpc.insecure_channel(self.target, options=_CHANNEL_OPTIONS)
+                )
                 self._stub = weaviate_pb2_grpc.WeaviateStub(self._channel)  # type: ignore[no-untyped-call]
                 self._connected = False
             return self._channel, self._stub

@@ -49,16 +49,17 @@ class WeaviateVectorIndex:
         grpc_port: int,
         api_key: str = "",
         timeout_s: float = 5.0,
+        secure: bool = False,
         vector_index: VectorIndexKind = "flat",
         profile_cache_ttl_s: float = 60.0,
     ) -> None:
         self.connection = WeaviateConnection(
-            host=host, http_port=http_port, grpc_port=grpc_port, api_key=api_key, timeout_s=timeout_s
+            host=host, http_port=http_port, grpc_port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure
         )
         self.schema = WeaviateSchema(self.connection, vector_index=vector_index, cache_ttl_s=profile_cache_ttl_s)
         self.writes = WeaviateWrites(self.connection, self.schema)
         self.changes = WeaviateChanges(self.connection, self.writes)
-        self.grpc_search = GrpcSearch(host=host, port=grpc_port, api_key=api_key, timeout_s=timeout_s)
+        self.grpc_search = GrpcSearch(host=host, port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure)
         self._search = WeaviateSearch(self.connection, self.schema, self.grpc_search)
 
     @property
