@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TypedDict
 
 from brain_graph.errors import BackendUnavailableError, BrainGraphError
@@ -9,6 +10,22 @@ from brain_graph.requests import read_request
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.wire import SearchRequest
+
+logger = logging.getLogger(__name__)
+
+# An embedder raising one of these has a bug (its own or its configuration's): it propagates with its
+# own traceback instead of reading as an outage to retry.
+PROGRAMMING_ERRORS = (
+    TypeError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    NameError,
+    NotImplementedError,
+    AssertionError,
+    ImportError,
+    RecursionError,
+)
 
 
 class EmbedUpdate(TypedDict):
@@ -20,7 +37,10 @@ def embed(state: BrainSearchState, deps: StepDeps) -> EmbedUpdate:
     """Write ``request`` (the validated, normalised request every later step reads) and
     ``queryVectors`` (embedder id -> vector).
 
-    Fails before any work on bad input or on a secured search without a principal.
+    Fails before any work on bad input or on a secured search without a principal. An embedder that
+    fails is :class:`~brain_graph.errors.BackendUnavailableError` naming it (its traceback logged as a
+    warning of this module's logger), unless the failure is a bug (:data:`PROGRAMMING_ERRORS`), which
+    propagates unchanged.
     """
     request = read_request(state, deps.services)
     deps.scope(request)  # fails closed before any embedding or store call
@@ -34,8 +54,11 @@ def embed(state: BrainSearchState, deps: StepDeps) -> EmbedUpdate:
             vector = registry.embedders[profile.embedder_id].embed_query(request["queryText"])
         except BrainGraphError:
             raise
-        except Exception as error:  # a remote embedder failing
+        except PROGRAMMING_ERRORS:
+            raise
+        except Exception as error:  # a remote embedder failing: timeouts, connections, the provider's errors
             name = registry.embedder_name(profile)
+            logger.warning("embedder %s failed on a query", name, exc_info=True)
             raise BackendUnavailableError(f"embedder {name}", str(error)) from error
         vectors[profile.embedder_id] = [float(value) for value in vector]
     return {"request": request, "queryVectors": vectors}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.embeddings import LexicalHashEmbeddings
+from brain_graph.errors import BackendUnavailableError
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
 from brain_graph.nodes.retrieve import merge_hits, node_meta
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
@@ -217,3 +219,45 @@ def test_build_pack_cites_the_best_top_k_candidates_in_rank_order(small_services
     for number, citation in enumerate(pack["citations"], 1):
         assert f"### [{number}] `{citation['sourceNodeId']}` (" in pack["contextMarkdown"]
         assert f"- [{number}] **{citation['title']}** `{citation['sourceNodeId']}`" in pack["contextMarkdown"]
+
+
+class FailingEmbeddings(Embeddings):
+    """An embedder whose queries raise ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.name = "failing-v1"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise self.error
+
+    def embed_query(self, text: str) -> list[float]:
+        raise self.error
+
+
+def _failing_services(small_services: SearchServices, error: Exception) -> SearchServices:
+    profile = EmbeddingProfile("a", "work", "failing", 256, ("cdm.work_item",), ("title",))
+    registry = ProfileRegistry(profiles=(profile,), embedders={"failing": FailingEmbeddings(error)})
+    return SearchServices(backend=small_services.backend, profiles=registry)
+
+
+@pytest.mark.parametrize("error", [TimeoutError("read timed out"), ConnectionError("refused"), RuntimeError("503")])
+def test_an_embedder_outage_is_unavailable_naming_it_and_logged(
+    small_services: SearchServices, error: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    services = _failing_services(small_services, error)
+    with (
+        caplog.at_level(logging.WARNING, logger="brain_graph.nodes.embed"),
+        pytest.raises(BackendUnavailableError) as failed,
+    ):
+        embed(request("token"), deps(services))  # type: ignore[arg-type]
+    assert str(failed.value) == f"embedder failing-v1 unavailable: {error}"
+    assert failed.value.__cause__ is error
+    assert [record.exc_info[1] for record in caplog.records if record.exc_info] == [error]
+
+
+@pytest.mark.parametrize("error", [TypeError("bad argument"), KeyError("model"), AttributeError("no attribute")])
+def test_a_bug_in_an_embedder_propagates_unchanged(small_services: SearchServices, error: Exception) -> None:
+    with pytest.raises(type(error)) as failed:
+        embed(request("token"), deps(_failing_services(small_services, error)))  # type: ignore[arg-type]
+    assert failed.value is error
