@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config, patch_config
 from langgraph.pregel import Pregel
 from pydantic import ConfigDict, Field, PrivateAttr, StrictBool, StrictStr, ValidationError, model_validator
 
@@ -25,6 +25,15 @@ def configured_principal(config: RunnableConfig | None) -> Principal | None:
     """The principal of a call: ``config["configurable"]["principal"]``, a :class:`Principal` or its
     JSON form (validated: a malformed one is an :class:`~brain_graph.errors.InvalidRequestError`)."""
     return as_principal(ensure_config(config).get("configurable", {}).get(PRINCIPAL_KEY))
+
+
+def graph_config(config: RunnableConfig | None, callbacks: Any) -> RunnableConfig:
+    """The config of the graph run a retriever call makes: the caller's (``configurable`` such as a
+    ``thread_id``, recursion limit, tags, metadata) with the retriever run's child ``callbacks``; the
+    principal is left out of ``configurable`` (it travels in the run context)."""
+    base = ensure_config(config)
+    configurable = {key: value for key, value in base.get("configurable", {}).items() if key != PRINCIPAL_KEY}
+    return patch_config({**base, "configurable": configurable}, callbacks=callbacks)
 
 
 class BrainSearchRetriever(BaseRetriever):
@@ -101,22 +110,33 @@ class BrainSearchRetriever(BaseRetriever):
         return {PRINCIPAL_KEY: principal.to_wire()} if principal is not None else None
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
-        return super().invoke(input, config, **kwargs, principal=configured_principal(config))
+        return super().invoke(input, config, **kwargs, principal=configured_principal(config), run_config=config)
 
     async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
-        return await super().ainvoke(input, config, **kwargs, principal=configured_principal(config))
+        principal = configured_principal(config)
+        return await super().ainvoke(input, config, **kwargs, principal=principal, run_config=config)
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, principal: Principal | None = None
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        principal: Principal | None = None,
+        run_config: RunnableConfig | None = None,
     ) -> list[Document]:
-        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        config = graph_config(run_config, run_manager.get_child())
         output = self._graph().invoke(self.search_input(query), config, context=self._context(principal))
         return to_documents(BrainSearchResult.model_validate(output))
 
     async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, principal: Principal | None = None
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        principal: Principal | None = None,
+        run_config: RunnableConfig | None = None,
     ) -> list[Document]:
-        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        config = graph_config(run_config, run_manager.get_child())
         output = await self._graph().ainvoke(self.search_input(query), config, context=self._context(principal))
         return to_documents(BrainSearchResult.model_validate(output))
 

@@ -10,6 +10,8 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig, RunnablePassthrough
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
 from langgraph.pregel.remote import RemoteException, RemoteGraph
 
 from brain_graph.contracts import BrainSearchOptionsInput
@@ -232,4 +234,22 @@ def test_services_need_an_in_process_graph(home_services: SearchServices) -> Non
     with pytest.raises(InvalidRequestError, match="in-process graph"):
         BrainSearchRetriever(
             graph=RemoteGraph(GRAPH_NAME, url="http://127.0.0.1:9"), services=home_services, tenant_id="acme"
+        )
+
+
+def test_the_callers_config_reaches_the_graph_run(home_services: SearchServices) -> None:
+    saver = InMemorySaver()
+    graph = build_graph(home_services, checkpointer=saver)
+    retriever = BrainSearchRetriever(graph=graph, tenant_id="acme")
+    on_thread: RunnableConfig = {"configurable": {"thread_id": "chat-1", "principal": ALICE}}
+    documents = retriever.invoke(SECURED_QUERY, config=on_thread)
+    assert SECURED_POSTMORTEM in [doc.id for doc in documents]
+    state = graph.get_state({"configurable": {"thread_id": "chat-1"}})
+    assert [p["sourceNodeId"] for p in state.values["passages"]] == [doc.id for doc in documents]
+    assert "principal" not in (state.config.get("configurable") or {})  # it travels in the context only
+    asyncio.run(retriever.ainvoke(SECURED_QUERY, config={"configurable": {"thread_id": "chat-2", "principal": ALICE}}))
+    assert graph.get_state({"configurable": {"thread_id": "chat-2"}}).values["passages"]
+    with pytest.raises(GraphRecursionError):  # six steps do not fit a limit of three
+        BrainSearchRetriever(graph=build_graph(home_services), tenant_id="acme", secured=False).invoke(
+            QUERY, config={"recursion_limit": 3}
         )
