@@ -22,6 +22,7 @@ from brain_graph.auth.gate import Admission, Gate, default_gate
 from brain_graph.errors import AuthenticationError, ConfigurationError, RateLimitedError
 from brain_graph.graphql.errors import (
     BAD_USER_INPUT,
+    INTERNAL_MESSAGE,
     INTERNAL_SERVER_ERROR,
     RATE_LIMITED,
     UNAUTHENTICATED,
@@ -97,7 +98,7 @@ class GraphQLApp:
             return
         except ConfigurationError as error:
             logger.error("GraphQL refused a request: %s", error)
-            await JSONResponse(error_body(INTERNAL_SERVER_ERROR, str(error)), 500)(scope, receive, send)
+            await JSONResponse(error_body(INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE), 500)(scope, receive, send)
             return
         scope[ADMISSION_KEY] = admission
         headers = [(name.lower().encode(), value.encode()) for name, value in admission.headers().items()]

@@ -3,6 +3,7 @@ request without credentials never reaches the graph (unless insecure mode is on)
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -10,7 +11,9 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
+from brain_graph.errors import ConfigurationError
 from brain_graph.graphql import create_graphql_app
+from brain_graph.graphql.errors import INTERNAL_MESSAGE
 
 SECRET = "unit-test-secret-of-at-least-32-chars"
 QUERY = '{ brainSearch(queryText: "x", filter: {tenantId: "acme", secured: null}) { hits { nodeId } } }'
@@ -88,4 +91,22 @@ def test_document_errors_have_stable_codes(body: dict[str, Any], code: str) -> N
     response = client(graph).post("/", json=body, headers={"Authorization": f"Bearer {bearer}"})
     errors = response.json()["errors"]
     assert [error["extensions"]["code"] for error in errors] == [code]
+    assert graph.calls == []
+
+
+def test_a_misconfigured_gate_is_a_generic_500_with_the_detail_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    secret_path = "/etc/brain-graph/keys/public.pem"
+
+    def broken_gate() -> Gate:
+        raise ConfigurationError(f"BRAIN_GRAPH_AUTH_PUBLIC_KEY_FILE: cannot read {secret_path}")
+
+    graph = RecordingGraph()
+    app = TestClient(create_graphql_app(lambda: graph, broken_gate))
+    with caplog.at_level(logging.ERROR, logger="brain_graph.graphql"):
+        response = app.post("/", json={"query": QUERY})
+    assert response.status_code == 500
+    error = response.json()["errors"][0]
+    assert (error["message"], error["extensions"]["code"]) == (INTERNAL_MESSAGE, "INTERNAL_SERVER_ERROR")
+    assert secret_path not in response.text
+    assert any(secret_path in record.getMessage() for record in caplog.records)
     assert graph.calls == []
