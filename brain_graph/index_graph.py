@@ -37,10 +37,12 @@ from brain_graph.errors import AuthorizationError, ForbiddenError, InvalidReques
 from brain_graph.indexing.indexer import Indexer, IndexPlan, check_tenant_ids
 from brain_graph.indexing.report import IndexReport
 from brain_graph.requests import (
+    context_value,
     is_insecure_user,
     is_top_level_run,
     principal_from_user,
     require_user_scope,
+    user_claim,
     user_scopes,
 )
 from brain_graph.services import SearchServices
@@ -141,11 +143,6 @@ def check_index_context(value: Any) -> None:
         )
 
 
-def _context_services(context: Any) -> Any:
-    """``services`` of a mapping (JSON) or object context."""
-    return context.get("services") if isinstance(context, Mapping) else getattr(context, "services", None)
-
-
 class BrainIndexGraph(CompiledStateGraph[BrainIndexState, BrainIndexContext, BrainIndexInput, BrainIndexOutput]):
     """The compiled ``brain_index`` graph: a top-level input with unknown keys is refused
     (:func:`check_input_keys`) instead of being dropped, and so is a run context that is not one
@@ -168,7 +165,7 @@ def build_index_graph(services: SearchServices | None = None, *, name: str = IND
     """Compile ``plan → index → report`` (see the module docstring)."""
 
     def indexer(runtime: Runtime[BrainIndexContext]) -> Indexer:
-        chosen = _context_services(runtime.context) or services or default_services()
+        chosen = context_value(runtime.context, "services") or services or default_services()
         if not isinstance(chosen, SearchServices):
             raise InvalidRequestError("context.services", "must be SearchServices (set in Python, not over HTTP)")
         return Indexer(chosen.backend, chosen.profiles)
@@ -180,7 +177,7 @@ def build_index_graph(services: SearchServices | None = None, *, name: str = IND
         if user is not None and not is_insecure_user(user):
             _check_token_user(user, request.tenants)
         made = indexer(runtime).plan(request.tenants, request.profiles, full=request.full)
-        if made.reindexed and user is not None and MAINTAINER not in getattr(user, "permissions", ()):
+        if made.reindexed and user is not None and MAINTAINER not in (user_claim(user, "permissions") or ()):
             raise AuthorizationError(
                 f"rebuilding profile(s) {list(made.reindexed)} for a new embedder needs the {MAINTAINER!r} "
                 "permission; run brain-graph index --full where the store is"

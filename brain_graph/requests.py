@@ -186,12 +186,19 @@ def as_principal(value: Any) -> Principal | None:
     return Principal(principal_id, () if groups is None else groups, value.get("tenants"))
 
 
-def _user_claim(user: Any, key: str) -> Any:
+def user_claim(user: Any, key: str) -> Any:
     """A claim of a LangGraph server user: an attribute, else an entry of its dict form."""
     value = getattr(user, key, None)
     if value is None and callable(getattr(user, "get", None)):
         value = user.get(key)
     return value
+
+
+def context_value(context: Any, name: str) -> Any:
+    """An attribute of a dataclass/model run context or a key of a mapping one (JSON, a parent graph's)."""
+    if isinstance(context, Mapping):
+        return context.get(name)
+    return getattr(context, name, None)
 
 
 def principal_from_user(user: Any) -> Principal:
@@ -201,21 +208,21 @@ def principal_from_user(user: Any) -> Principal:
     to the service principal); a malformed claim is an error naming it (``user.identity``, ...). A
     ``tenants`` claim (brain-graph's bearer tokens carry one) limits the tenants it may search; an auth
     handler of the deployment's own without that claim leaves the tenant to the request."""
-    if user is None or not _user_claim(user, "is_authenticated"):
+    if user is None or not user_claim(user, "is_authenticated"):
         return ANONYMOUS
-    identity = _user_claim(user, "identity")
+    identity = user_claim(user, "identity")
     if not isinstance(identity, str) or not identity:
         return ANONYMOUS
     groups: list[Any] = []
-    claimed = _user_claim(user, "groups")
+    claimed = user_claim(user, "groups")
     if claimed is not None:
         if not isinstance(claimed, list | tuple):
             raise InvalidRequestError("user.groups", f"must be a list of group names (got {type(claimed).__name__})")
         groups.extend(claimed)
-    permissions = _user_claim(user, "permissions")
+    permissions = user_claim(user, "permissions")
     if isinstance(permissions, list | tuple):
         groups.extend(p.removeprefix("group:") for p in permissions if isinstance(p, str) and p.startswith("group:"))
-    tenants = _user_claim(user, "tenants")
+    tenants = user_claim(user, "tenants")
     try:
         return Principal(identity, tuple(groups), tenants)
     except InvalidRequestError as error:
@@ -230,7 +237,7 @@ def is_insecure_user(user: Any) -> bool:
     """Whether the server user is the stand-in of brain-graph's insecure development mode
     (``BRAIN_GRAPH_AUTH=insecure``): the server authenticated nobody, and the run context's principal
     is taken as given, as on a server without authentication."""
-    return user is not None and _user_claim(user, INSECURE_CLAIM) is True
+    return user is not None and user_claim(user, INSECURE_CLAIM) is True
 
 
 SCOPES_CLAIM = "scopes"  # the server user's scopes (present only with brain-graph's auth)
@@ -239,7 +246,7 @@ SCOPES_CLAIM = "scopes"  # the server user's scopes (present only with brain-gra
 def user_scopes(user: Any) -> frozenset[str] | None:
     """The scopes of a server user authenticated by brain-graph's bearer tokens (``scopes`` claim),
     or ``None`` for a user of another auth handler (which decides access itself)."""
-    scopes = _user_claim(user, SCOPES_CLAIM)
+    scopes = user_claim(user, SCOPES_CLAIM)
     if scopes is None:
         return None
     if not isinstance(scopes, list | tuple):

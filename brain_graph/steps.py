@@ -20,6 +20,7 @@ from brain_graph.requests import (
     as_principal,
     check_context,
     check_context_services,
+    context_value,
     is_insecure_user,
     principal_from_user,
     require_user_scope,
@@ -54,13 +55,6 @@ Step = Callable[[BrainSearchState, StepDeps], Mapping[str, Any]]
 ServicesProvider = Callable[[], SearchServices]
 
 
-def _context_value(context: Any, name: str) -> Any:
-    """An attribute of a dataclass/model context or a key of a mapping context (a parent graph's)."""
-    if isinstance(context, Mapping):
-        return context.get(name)
-    return getattr(context, name, None)
-
-
 def resolve_deps(context: Any, default_services: ServicesProvider, server_user: Any = None) -> StepDeps:
     """Services and principal from the run context (ours, already validated, or a parent graph's),
     else the defaults.
@@ -71,11 +65,11 @@ def resolve_deps(context: Any, default_services: ServicesProvider, server_user: 
     the run context is untrusted request data there, and one naming anyone else is refused.
     """
     check_context(context, top_level=False)
-    services = _context_value(context, "services")
+    services = context_value(context, "services")
     check_context_services(services)
     if services is None:
         services = default_services()
-    principal = as_principal(_context_value(context, "principal"))
+    principal = as_principal(context_value(context, "principal"))
     if server_user is not None and not is_insecure_user(server_user):
         require_user_scope(server_user, "reader", "searching")
         authenticated = principal_from_user(server_user)

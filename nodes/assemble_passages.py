@@ -7,7 +7,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from brain_graph.ranking import pack_size
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
@@ -15,6 +14,8 @@ from brain_graph.stores.base import NodeRecord
 from brain_graph.text import clip, excerpt, fence_for, fence_overhead, normalize_code, one_line
 from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
 from brain_graph.wire import NodeMeta, RagPassage, SourceKind
+
+from .expand import passage_count
 
 SOURCE_KINDS: dict[str, SourceKind] = {WORK_ITEM: "work", DOC: "doc", CODE_FILE: "code"}
 SEPARATOR = "\n\n"
@@ -140,8 +141,7 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
     most the passage budget (30,000 by default): the last passage that does not fit is cut, and
     passages after it are left out. A candidate with neither title nor text gets no passage."""
     limits = deps.services.limits
-    cited = pack_size(state["request"]["options"]["topK"], limits.max_citations)
-    ranked = state["candidates"][: min(limits.max_passages, cited)]
+    ranked = state["candidates"][: passage_count(state["request"], limits)]
     if not ranked:
         return {"passages": []}
     scope = deps.scope(state["request"])
