@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from brain_graph.errors import AuthorizationError, one_line_message
+from brain_graph.errors import AuthorizationError, BackendUnavailableError, one_line_message
 from brain_graph.requests import (
     as_principal,
     check_context,
@@ -31,6 +31,8 @@ from brain_graph.state import BrainSearchContext, BrainSearchState
 from brain_graph.wire import SearchRequest
 
 logger = logging.getLogger("brain_graph.pipeline")
+server_logger = logging.getLogger("brain_graph.server")  # failures of server runs, with the details callers do not get
+SERVER_UNAVAILABLE_DETAIL = "retry later (the server log has the details)"
 
 MAX_LOGGED_QUERY_CHARS = 200
 RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "candidates", "episodes", "passages")
@@ -147,8 +149,13 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
     Each node emits a ``custom`` stream event ``{"step", "ms", "counts"}``. With ``DEBUG_PIPELINE=1``
     it also logs (logger ``brain_graph.pipeline``, level DEBUG) ``PIPELINE <step>.in`` with the query,
     tenant, project, secured flag, principal id and result counts so far, then ``PIPELINE <step>.out``
-    with the time taken and the counts written, or ``PIPELINE <step>.error``. Nothing is logged at
-    INFO or above.
+    with the time taken and the counts written, or ``PIPELINE <step>.error``; that logger logs nothing
+    at INFO or above.
+
+    In a run a LangGraph server started (``runtime.server_info`` set), a
+    :class:`~brain_graph.errors.BackendUnavailableError` reaches the caller naming the backend only
+    (:data:`SERVER_UNAVAILABLE_DETAIL`); its detail (a host, a file path, a provider's message) is
+    logged at ERROR on ``brain_graph.server``, as ``/graphql`` does.
     """
 
     def node(state: BrainSearchState, runtime: Runtime[BrainSearchContext]) -> Mapping[str, Any]:
@@ -166,6 +173,9 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
                 elapsed = (time.perf_counter() - started) * 1000
                 message = one_line_message(str(error), 500)
                 logger.debug("PIPELINE %s.error | ms=%.3f error=%s: %s", name, elapsed, type(error).__name__, message)
+            if isinstance(error, BackendUnavailableError) and runtime.server_info is not None:
+                server_logger.error("%s step: %s", name, one_line_message(str(error), 500))
+                raise BackendUnavailableError(error.backend, SERVER_UNAVAILABLE_DETAIL) from None
             raise
         elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
         counts = _counts(update)

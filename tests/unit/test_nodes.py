@@ -7,15 +7,17 @@ from typing import Any
 
 import pytest
 from langchain_core.embeddings import Embeddings
+from langchain_core.runnables import RunnableConfig
 
 from brain_graph.embeddings import LexicalHashEmbeddings
 from brain_graph.errors import BackendUnavailableError
+from brain_graph.graph import build_graph
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
 from brain_graph.nodes.retrieve import merge_hits, node_meta
 from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.services import SearchLimits, SearchServices
 from brain_graph.state import BrainSearchState
-from brain_graph.steps import StepDeps
+from brain_graph.steps import SERVER_UNAVAILABLE_DETAIL, StepDeps
 from brain_graph.stores.base import VectorHit
 from brain_graph.wire import SearchHit
 from tests.helpers import request
@@ -261,3 +263,19 @@ def test_a_bug_in_an_embedder_propagates_unchanged(small_services: SearchService
     with pytest.raises(type(error)) as failed:
         embed(request("token"), deps(_failing_services(small_services, error)))  # type: ignore[arg-type]
     assert failed.value is error
+
+
+def test_a_server_run_names_the_unavailable_backend_without_its_detail(
+    small_services: SearchServices, caplog: pytest.LogCaptureFixture
+) -> None:
+    detail = "https://embedder.internal:8443/v1: 503 Service Unavailable"
+    graph = build_graph(_failing_services(small_services, RuntimeError(detail)))
+    with pytest.raises(BackendUnavailableError) as in_process:
+        graph.invoke(request("token"))  # type: ignore[arg-type]
+    assert detail in str(in_process.value)  # the caller in the same process sees everything
+    server_run: RunnableConfig = {"configurable": {"graph_id": "brain_search", "assistant_id": "a1"}}
+    with caplog.at_level(logging.ERROR, logger="brain_graph.server"), pytest.raises(BackendUnavailableError) as served:
+        graph.invoke(request("token"), server_run)  # type: ignore[arg-type]
+    assert str(served.value) == f"embedder failing-v1 unavailable: {SERVER_UNAVAILABLE_DETAIL}"
+    assert served.value.backend == "embedder failing-v1"
+    assert any(detail in record.getMessage() for record in caplog.records if record.name == "brain_graph.server")
