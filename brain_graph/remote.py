@@ -33,8 +33,9 @@ from brain_graph.errors import (
 from brain_graph.graph import GRAPH_NAME
 from brain_graph.requests import as_principal, is_insecure_user, principal_from_user
 from brain_graph.security import Principal
+from brain_graph.state import BrainSearchOutput
 
-RESULT_KEYS = ("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates")
+RESULT_KEYS = tuple(BrainSearchOutput.__annotations__)  # the output schema's keys, in its order
 DELEGATED_TOKEN_TTL_S = 60
 
 CredentialSource = Callable[[Principal, str], str]
