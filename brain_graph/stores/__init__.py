@@ -4,7 +4,6 @@
 :mod:`.neo4j_weaviate` (:mod:`.neo4j` + :mod:`.weaviate`)."""
 
 from brain_graph.stores.base import (
-    Adjacency,
     AdminOperations,
     ClusterMembership,
     EdgeRecord,
@@ -23,7 +22,6 @@ from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.stores.registry import backend_names, build_backend, register_backend
 
 __all__ = [
-    "Adjacency",
     "AdminOperations",
     "ClusterMembership",
     "EdgeRecord",

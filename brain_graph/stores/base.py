@@ -157,17 +157,6 @@ class EdgeRecord:
     properties: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, order=True)
-class Adjacency:
-    """A neighbour reached from the frontier: ``frontier_index`` is the position in the request of the
-    frontier node it was first reached from, ``edge_type`` the type of that edge. The dataclass order
-    (frontier_index, edge_type, neighbor_id) is the total order of :meth:`GraphStore.neighbors`."""
-
-    frontier_index: int
-    edge_type: str
-    neighbor_id: str
-
-
 class Link(NamedTuple):
     """An allowlisted edge between a frontier node and a visible neighbour, seen from the frontier:
     ``outgoing`` when the edge points from ``frontier_id`` to ``neighbor_id``. The tuple order
@@ -254,20 +243,6 @@ class GraphStore(Protocol):
         """The metadata of the visible nodes among ``node_ids`` (type, project, title, url, secured,
         acl, properties; ``text`` is left empty and not read), in any order; invisible or missing ids
         are left out."""
-        ...
-
-    def neighbors(
-        self,
-        frontier: Sequence[str],
-        *,
-        scope: AccessScope,
-        edge_types: Sequence[str],
-        exclude: Sequence[str],
-        limit: int,
-    ) -> list[Adjacency]:
-        """New neighbours of the frontier: nodes joined to a frontier node by an edge of ``edge_types``
-        (either direction), visible in ``scope`` and not in ``exclude``. One :class:`Adjacency` per
-        neighbour, its smallest; sorted; at most ``limit``. One round trip for the whole frontier."""
         ...
 
     def links(

@@ -41,8 +41,9 @@ def test_acl_entries_match_only_within_their_kind(harness: Harness, case: str) -
     graph = harness.backend.graph_store
     assert {hit[1] for hit in harness.query(scope, Q)} == visible
     assert {node.node_id for node in graph.get_nodes(list(ACLS), scope=scope)} == visible
-    reached = graph.neighbors(["hub"], scope=scope, edge_types=TYPES, exclude=["hub"], limit=10)
-    assert {adjacency.neighbor_id for adjacency in reached} == visible
+    reached = graph.links(["hub"], scope=scope, edge_types=TYPES, max_degree=10)
+    assert dict(reached.degrees) == {"hub": len(visible)}
+    assert {link.neighbor_id for link in reached.links} == visible
 
 
 @pytest.mark.parametrize(

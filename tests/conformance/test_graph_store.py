@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from brain_graph.stores.base import Adjacency, EdgeRecord, NodeRecord
+from brain_graph.stores.base import EdgeRecord, Link, Neighborhood, NodeRecord
 from tests.conformance.conftest import Harness
 from tests.conformance.test_vector_index import ACL_CASES, ACL_NODES
 
@@ -21,7 +21,7 @@ def test_empty_store_returns_nothing(harness: Harness) -> None:
     graph, scope = harness.backend.graph_store, harness.scope("t1")
     assert graph.get_nodes(["a", "b"], scope=scope) == []
     assert graph.get_nodes([], scope=scope) == []
-    assert graph.neighbors(["a"], scope=scope, edge_types=TYPES, exclude=[], limit=10) == []
+    assert graph.links(["a"], scope=scope, edge_types=TYPES, max_degree=10) == Neighborhood({"a": 0}, [])
     assert graph.edges_among(["a", "b"], scope=scope, edge_types=TYPES) == []
     assert graph.cluster_memberships(["a"], scope=scope) == []
     assert harness.backend.passage_source.get_texts(["a"], scope=scope) == {}
@@ -65,53 +65,56 @@ def neighbour_graph(harness: Harness) -> None:
         harness.edge("t1", "REFERENCES", "f0", "x"),
         harness.edge("t1", "REFERENCES", "f1", "e"),
         harness.edge("t1", "REFERENCES", "f0", "f1"),
+        harness.edge("t1", "REFERENCES", "f1", "f1"),  # self-loop
         harness.edge("t2", "REFERENCES", "f0", "zz"),
     ]
     harness.load(nodes, edges)
 
 
-def test_neighbors_order_dedupe_direction_and_filters(harness: Harness) -> None:
+def test_links_order_direction_and_filters(harness: Harness) -> None:
     neighbour_graph(harness)
     graph = harness.backend.graph_store
 
     def run(
-        frontier: list[str], limit: int = 10, types: list[str] = TYPES, identities: list[str] | None = None
-    ) -> list[Adjacency]:
+        frontier: list[str], types: list[str] = TYPES, identities: list[str] | None = None, max_degree: int = 10
+    ) -> Neighborhood:
         scope = harness.scope("t1", identities)
-        return graph.neighbors(frontier, scope=scope, edge_types=types, exclude=["f0", "f1", "x"], limit=limit)
+        return graph.links(frontier, scope=scope, edge_types=types, max_degree=max_degree)
 
-    assert run(["f0", "f1"]) == [
-        Adjacency(0, "HAS_SIGNAL", "a"),
-        Adjacency(1, "IN_CLUSTER", "c"),
-        Adjacency(1, "REFERENCES", "b"),
-        Adjacency(1, "REFERENCES", "e"),
+    # both directions, one link per edge; a, reached by two edges from f0, is one neighbour; not
+    # ASSIGNED_TO, hidden (ACL) nor the frontier node itself (f1's self-loop)
+    f0 = [
+        Link("f0", "HAS_SIGNAL", "a", False),
+        Link("f0", "REFERENCES", "a", True),
+        Link("f0", "REFERENCES", "f1", True),
+        Link("f0", "REFERENCES", "x", True),
     ]
-    assert run(["f0", "f1"], limit=2) == [Adjacency(0, "HAS_SIGNAL", "a"), Adjacency(1, "IN_CLUSTER", "c")]
-    assert run(["f0", "f1"], limit=0) == []
-    assert run(["f1", "f0"]) == [
-        Adjacency(0, "DEPENDS_ON", "a"),
-        Adjacency(0, "IN_CLUSTER", "c"),
-        Adjacency(0, "REFERENCES", "b"),
-        Adjacency(0, "REFERENCES", "e"),
+    f1 = [
+        Link("f1", "DEPENDS_ON", "a", True),
+        Link("f1", "IN_CLUSTER", "c", True),
+        Link("f1", "REFERENCES", "b", False),
+        Link("f1", "REFERENCES", "e", True),
+        Link("f1", "REFERENCES", "f0", False),
     ]
-    assert run(["f0", "f1"], identities=["user:x"]) == [
-        Adjacency(0, "HAS_SIGNAL", "a"),
-        Adjacency(0, "REFERENCES", "hidden"),
-        Adjacency(1, "IN_CLUSTER", "c"),
-        Adjacency(1, "REFERENCES", "b"),
-        Adjacency(1, "REFERENCES", "e"),
-    ]
-    assert run(["f0", "f1"], types=["REFERENCES"]) == [
-        Adjacency(0, "REFERENCES", "a"),
-        Adjacency(1, "REFERENCES", "b"),
-        Adjacency(1, "REFERENCES", "e"),
-    ]
-    assert run(["f0", "missing", "f0"], types=["ASSIGNED_TO"]) == [Adjacency(0, "ASSIGNED_TO", "d")]
-    assert run(["lonely", "missing"]) == []
-    assert run(["f0"], types=[]) == []
+    assert run(["f0", "f1"]) == Neighborhood({"f0": 3, "f1": 5}, f0 + f1)
+    # sorted whatever the order of the request
+    assert run(["f1", "f0"]) == Neighborhood({"f1": 5, "f0": 3}, f0 + f1)
+    # f1, of 5 neighbours, is counted, not listed
+    assert run(["f0", "f1"], max_degree=3) == Neighborhood({"f0": 3, "f1": 5}, f0)
+    assert run(["f0", "f1"], identities=["user:x"]) == Neighborhood(
+        {"f0": 4, "f1": 5}, sorted([*f0, Link("f0", "REFERENCES", "hidden", True), *f1])
+    )
+    assert run(["f0", "f1"], types=["REFERENCES"]) == Neighborhood(
+        {"f0": 3, "f1": 3}, [link for link in f0 + f1 if link.edge_type == "REFERENCES"]
+    )
+    assert run(["f0", "missing", "f0"], types=["ASSIGNED_TO"]) == Neighborhood(
+        {"f0": 1, "missing": 0}, [Link("f0", "ASSIGNED_TO", "d", True)]
+    )
+    assert run(["lonely", "missing"]) == Neighborhood({"lonely": 0, "missing": 0}, [])
+    assert run(["f0"], types=[]) == Neighborhood({"f0": 0}, [])
     # the other tenant's f0 reaches only its own neighbour
-    t2 = graph.neighbors(["f0"], scope=harness.scope("t2"), edge_types=TYPES, exclude=[], limit=10)
-    assert t2 == [Adjacency(0, "REFERENCES", "zz")]
+    t2 = graph.links(["f0"], scope=harness.scope("t2"), edge_types=TYPES, max_degree=10)
+    assert t2 == Neighborhood({"f0": 1}, [Link("f0", "REFERENCES", "zz", True)])
 
 
 def test_edges_among(harness: Harness) -> None:
@@ -227,20 +230,19 @@ def test_acl_visibility_in_graph_reads(harness: Harness, case: str) -> None:
     graph = harness.backend.graph_store
     assert node_ids(graph.get_nodes(list(ACL_NODES), scope=scope)) == sorted(visible)
     assert sorted(harness.backend.passage_source.get_texts(list(ACL_NODES), scope=scope)) == sorted(visible)
-    reached = graph.neighbors(["hub"], scope=scope, edge_types=["REFERENCES"], exclude=["hub"], limit=50)
-    assert [a.neighbor_id for a in reached] == sorted(visible)
+    reached = graph.links(["hub"], scope=scope, edge_types=["REFERENCES"], max_degree=50)
+    assert dict(reached.degrees) == {"hub": len(visible)}
+    assert [link.neighbor_id for link in reached.links] == sorted(visible)
     clusters = graph.cluster_memberships(["pub"], scope=scope)
     assert [(m.cluster_id, m.cluster_size) for m in clusters] == [("k", len(visible))]
 
 
-def test_neighbor_ids_order_by_code_point(harness: Harness) -> None:
+def test_link_neighbor_ids_order_by_code_point(harness: Harness) -> None:
     # U+FFFD sorts before U+1F600 by code point but after it by UTF-16 code unit (Java, Cypher).
     ids = ["\U0001f600", "\ufffd", "z", "é", "A", "\U0001f600a"]
     harness.load(
         [harness.node("t1", "hub"), *(harness.node("t1", i) for i in ids)],
         [harness.edge("t1", "REFERENCES", "hub", i) for i in ids],
     )
-    graph = harness.backend.graph_store
-    for limit in range(1, len(ids) + 1):
-        got = graph.neighbors(["hub"], scope=harness.scope("t1"), edge_types=TYPES, exclude=["hub"], limit=limit)
-        assert [a.neighbor_id for a in got] == sorted(ids)[:limit]
+    got = harness.backend.graph_store.links(["hub"], scope=harness.scope("t1"), edge_types=TYPES, max_degree=10)
+    assert [link.neighbor_id for link in got.links] == sorted(ids)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from brain_graph.stores.base import Adjacency, EdgeRecord, NodeRecord, VectorRecord
+from brain_graph.stores.base import EdgeRecord, Link, Neighborhood, NodeRecord, VectorRecord
 from tests.conformance.conftest import WORK, Harness
 
 Q = [1.0, 0.0, 0.0, 0.0]
@@ -18,7 +18,7 @@ def snapshot(harness: Harness, tenant: str, ids: list[str]) -> tuple[object, ...
     return (
         harness.query(scope, Q, top_k=50),
         sorted(graph.get_nodes(ids, scope=scope), key=lambda n: n.node_id),
-        graph.neighbors(ids, scope=scope, edge_types=TYPES, exclude=[], limit=50),
+        graph.links(ids, scope=scope, edge_types=TYPES, max_degree=50),
         graph.edges_among(ids, scope=scope, edge_types=TYPES),
     )
 
@@ -57,9 +57,9 @@ def test_replace_drops_the_loaded_tenants_only(harness: Harness) -> None:
     graph = harness.backend.graph_store
     assert sorted(n.node_id for n in graph.get_nodes(["a", "b", "c", "d"], scope=scope)) == ["b", "d"]
     assert [h[1] for h in harness.query(scope, Q)] == ["b", "d"]
-    assert graph.neighbors(["b"], scope=scope, edge_types=TYPES, exclude=["b"], limit=10) == [
-        Adjacency(0, "REFERENCES", "d")
-    ]
+    assert graph.links(["b"], scope=scope, edge_types=TYPES, max_degree=10) == Neighborhood(
+        {"b": 1}, [Link("b", "REFERENCES", "d", True)]
+    )
     assert snapshot(harness, "t2", ["a", "z"]) == before_other
 
     merged_nodes, _, merged_vectors = dataset(harness, ["e"])

@@ -36,7 +36,6 @@ SEARCH_STATEMENTS: dict[str, str] = {
     "SEEDS": cypher.SEEDS,
     "CONTEXT": cypher.CONTEXT,
     "LINKS": cypher.LINKS,
-    "NEIGHBORS": cypher.NEIGHBORS,
     "GET_NODES": cypher.GET_NODES,
     "GET_TEXTS": cypher.GET_TEXTS,
     "EDGES_AMONG": cypher.EDGES_AMONG,
@@ -79,7 +78,6 @@ def captured_statements(loaded: Loaded) -> list[tuple[str, dict[str, Any]]]:
         edge_types = sorted({edge["edgeType"] for edge in output["graphEdges"]})
         graph = backend.graph_store
         graph.get_nodes(ids, scope=scope)
-        graph.neighbors(ids[:5], scope=scope, edge_types=edge_types, exclude=ids[:5], limit=50)
         graph.links(ids[:5], scope=scope, edge_types=edge_types, max_degree=50)
         graph.edges_among(ids, scope=scope, edge_types=edge_types)
         graph.cluster_memberships(ids, scope=scope, known=[])

@@ -15,7 +15,6 @@ from brain_graph.errors import BackendUnavailableError, ConfigurationError
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import sql_params, sql_visible
 from brain_graph.stores.base import (
-    Adjacency,
     ChangeSet,
     ClusterMembership,
     EdgeRecord,
@@ -48,23 +47,9 @@ TEXTS = (
     "SELECT n.node_id, n.text FROM nodes n WHERE n.tenant_id = :scope_tenant"
     " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
 )
+# Every allowlisted edge of each frontier node to a visible node other than itself, seen from the frontier.
 # Driven by the frontier (CROSS JOIN fixes the join order, INDEXED BY the index of incoming edges): the
 # planner would otherwise scan every edge of the tenant and check visibility on each.
-NEIGHBORS = (
-    "WITH f AS (SELECT CAST(key AS INTEGER) AS idx, value AS node_id FROM json_each(:frontier)),"
-    " adj AS ("
-    "  SELECT f.idx, e.edge_type, e.to_node_id AS neighbor_id FROM f CROSS JOIN edges e"
-    "   ON e.tenant_id = :scope_tenant AND e.from_node_id = f.node_id"
-    "  UNION ALL"
-    "  SELECT f.idx, e.edge_type, e.from_node_id AS neighbor_id FROM f CROSS JOIN edges e INDEXED BY edges_by_target"
-    "   ON e.tenant_id = :scope_tenant AND e.to_node_id = f.node_id)"
-    " SELECT adj.idx, adj.edge_type, adj.neighbor_id"
-    " FROM adj JOIN nodes n ON n.tenant_id = :scope_tenant AND n.node_id = adj.neighbor_id"
-    " WHERE adj.edge_type IN (SELECT value FROM json_each(:edge_types))"
-    " AND adj.neighbor_id NOT IN (SELECT value FROM json_each(:exclude)) AND " + sql_visible("n")
-)
-# Every allowlisted edge of each frontier node to a visible node other than itself, seen from the frontier
-# (same join order as NEIGHBORS).
 LINKS = (
     "WITH f AS (SELECT DISTINCT value AS node_id FROM json_each(:frontier)),"
     " adj AS ("
@@ -264,33 +249,6 @@ class EmbeddedStore:
                 return []
             rows = self._rows(db, NODES, {**sql_params(scope), "ids": _ids(node_ids)})
         return [node_meta(row) for row in rows]
-
-    def neighbors(
-        self,
-        frontier: Sequence[str],
-        *,
-        scope: AccessScope,
-        edge_types: Sequence[str],
-        exclude: Sequence[str],
-        limit: int,
-    ) -> list[Adjacency]:
-        with self._read() as db:
-            if db is None or not frontier or not edge_types or limit <= 0:
-                return []
-            params = {
-                **sql_params(scope),
-                "frontier": _ids(frontier),
-                "edge_types": _ids(edge_types),
-                "exclude": _ids(exclude),
-            }
-            rows = self._rows(db, NEIGHBORS, params)
-        best: dict[str, Adjacency] = {}
-        for row in rows:
-            candidate = Adjacency(row["idx"], row["edge_type"], row["neighbor_id"])
-            current = best.get(candidate.neighbor_id)
-            if current is None or candidate < current:
-                best[candidate.neighbor_id] = candidate
-        return sorted(best.values())[:limit]
 
     def links(
         self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int

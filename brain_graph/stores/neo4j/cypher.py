@@ -245,30 +245,10 @@ GET_TEXTS: LiteralString = (
     TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n.nodeId AS nodeId, n.text AS text"
 )
 
-# One Adjacency per neighbour: its smallest (frontier index, edge type), sorted, limited. The
-# frontier node is matched by tenant; the neighbour by tenant, visibility and exclusion (no label: see
-# ``linked``). Node ids are ordered by ``sortKey`` (hex of the id's UTF-8 bytes): Cypher compares
-# strings by UTF-16 code units, Python by code points, and the two disagree past U+FFFF; byte order of
-# UTF-8 is code-point order.
-NEIGHBORS: LiteralString = (
-    TENANT + "UNWIND range(0, size($frontier) - 1) AS i "
-    "WITH t, i, $frontier[i] AS sourceId " + seek("s", "= sourceId") + "MATCH (s)-[r]-(n) "
-    "WHERE type(r) IN $edgeTypes AND "
-    + same_generation("n")
-    + " AND NOT n.nodeId IN $exclude AND "
-    + visible("n")
-    + " WITH n.nodeId AS neighborId, n.sortKey AS sortKey, i, type(r) AS edgeType "
-    "ORDER BY sortKey, i, edgeType "
-    "WITH neighborId, sortKey, head(collect([i, edgeType])) AS best "
-    "RETURN best[0] AS frontierIndex, best[1] AS edgeType, neighborId "
-    "ORDER BY frontierIndex, edgeType, sortKey "
-    "LIMIT $limit"
-)
 
-
-# The links of each frontier node (matched by tenant, as in NEIGHBORS; deduplicated by the caller), in
-# two subqueries: first its degree (distinct visible neighbours other than itself over the edge types,
-# either direction), then, only for a node of at most ``$maxDegree``, one link per edge (type,
+# The links of each frontier node (matched by tenant; deduplicated by the caller), in two subqueries:
+# first its degree (distinct visible neighbours other than itself over the edge types, either
+# direction), then, only for a node of at most ``$maxDegree``, one link per edge (type,
 # neighbour, direction): a hub's edges are counted, never collected. The neighbour pattern has no
 # label, so no index applies to it and the plan expands from the frontier node (with ``:BrainNode``
 # the planner seeks every node of the tenant and joins); the hub test is an UNWIND of an empty list,

@@ -8,7 +8,7 @@ tenant's pointer names (see :mod:`brain_graph.stores.neo4j.cypher`).
 
 Every read is ONE auto-commit statement (:meth:`~brain_graph.stores.neo4j.client.Neo4jClient.read`),
 whatever the number of ids. Results equal the embedded store's: the order is the documented total
-order (re-applied in Python after the database ordered and limited).
+order, applied in Python.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import cypher_params
 from brain_graph.stores.base import (
-    Adjacency,
     ClusterMembership,
     EdgeRecord,
     Link,
@@ -65,29 +64,6 @@ class Neo4jGraphStore:
             return {}
         rows = self._client.read(cypher.GET_TEXTS, {**cypher_params(scope), "nodeIds": list(dict.fromkeys(node_ids))})
         return {row["nodeId"]: json.loads(row["text"] or "{}") for row in rows}
-
-    def neighbors(
-        self,
-        frontier: Sequence[str],
-        *,
-        scope: AccessScope,
-        edge_types: Sequence[str],
-        exclude: Sequence[str],
-        limit: int,
-    ) -> list[Adjacency]:
-        if not frontier or not edge_types or limit <= 0:
-            return []
-        rows = self._client.read(
-            cypher.NEIGHBORS,
-            {
-                **cypher_params(scope),
-                "frontier": list(frontier),
-                "edgeTypes": sorted(set(edge_types)),
-                "exclude": sorted(set(exclude)),
-                "limit": limit,
-            },
-        )
-        return sorted(Adjacency(int(row["frontierIndex"]), row["edgeType"], row["neighborId"]) for row in rows)
 
     def links(
         self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
