@@ -65,10 +65,12 @@ def node_records(nodes: Sequence[NodeInput]) -> list[NodeRecord]:
     """Records of nodes given as records or dataset-format dicts, sorted by (tenant, id)."""
     given = _listed("nodes", nodes, "nodes (NodeRecord or dataset-format objects)")
     records = [n if isinstance(n, NodeRecord) else _validated(DatasetNode, n, i) for i, n in enumerate(given)]
-    keys = [(n.tenant_id, n.node_id) for n in records]
-    if len(set(keys)) != len(keys):
-        duplicate = next(key for key in keys if keys.count(key) > 1)
-        raise DatasetError(f"node {duplicate[1][:80]!r} of tenant {duplicate[0][:80]!r} is given twice")
+    seen: set[tuple[str, str]] = set()
+    for record in records:
+        key = (record.tenant_id, record.node_id)
+        if key in seen:  # the first key given again, in the order given
+            raise DatasetError(f"node {key[1][:80]!r} of tenant {key[0][:80]!r} is given twice")
+        seen.add(key)
     return sorted(records, key=lambda n: (n.tenant_id, n.node_id))
 
 
