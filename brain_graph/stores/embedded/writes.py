@@ -14,15 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from brain_graph.errors import ConfigurationError, DatasetError
+from brain_graph.errors import BackendUnavailableError, ConfigurationError, DatasetError
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.embedded.schema import BUMP_DATA_VERSION, NODE_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
 from brain_graph.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
 
+SQLITE_BUSY = 5
+SQLITE_LOCKED = 6
 SQLITE_CANTOPEN = 14
 SQLITE_NOTADB = 26
+BACKEND = "embedded store"
+WRITE_LOCK_WAIT_S = 30.0  # how long a write waits for another writer of the file to finish
 
 
 def store_path_problem(path: Path) -> str | None:
@@ -59,6 +63,15 @@ def open_error(path: Path, error: sqlite3.Error) -> ConfigurationError | None:
     return None
 
 
+def write_error(path: Path, error: sqlite3.OperationalError) -> BackendUnavailableError:
+    """The store cannot be written now: another process holds its write lock past :data:`WRITE_LOCK_WAIT_S`, or
+    the file is read-only, full or failing. Nothing of the write was kept."""
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        return BackendUnavailableError(BACKEND, f"{path} is being written by another process; retry when it is done")
+    return BackendUnavailableError(BACKEND, f"{path}: {error}")
+
+
 def _connect_for_writing(path: Path) -> sqlite3.Connection:
     """A connection to the store at ``path``, created with its schema if needed."""
     check_store_path(path)
@@ -68,14 +81,16 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
         raise ConfigurationError(f"embedded store {path}: its folder cannot be created ({error.strerror})") from None
     connection: sqlite3.Connection | None = None
     try:
-        connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+        connection = sqlite3.connect(path, timeout=WRITE_LOCK_WAIT_S, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.executescript(SCHEMA)  # idempotent, outside the data transaction
         migrate(connection)
     except BaseException as error:
         if connection is not None:
             connection.close()
-        mapped = open_error(path, error) if isinstance(error, sqlite3.Error) else None
+        mapped: Exception | None = open_error(path, error) if isinstance(error, sqlite3.Error) else None
+        if mapped is None and isinstance(error, sqlite3.OperationalError):
+            mapped = write_error(path, error)
         if mapped is None:
             raise
         raise mapped from None
@@ -85,16 +100,19 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
 @contextmanager
 def _transaction(path: Path) -> Iterator[sqlite3.Connection]:
     """A write transaction on the store at ``path`` (created with its schema if needed), committed
-    when the block ends, rolled back when it raises."""
+    when the block ends, rolled back when it raises. SQLite failing to lock, write or commit (another
+    writer past the wait, a read-only or full disk) is a :class:`BackendUnavailableError` naming the store."""
     connection = _connect_for_writing(path)
     try:
         connection.execute("BEGIN IMMEDIATE")
         yield connection
         connection.execute(BUMP_DATA_VERSION)  # readers' cached vectors of the file are now stale
         connection.execute("COMMIT")
-    except BaseException:
+    except BaseException as error:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
+        if isinstance(error, sqlite3.OperationalError):
+            raise write_error(path, error) from None
         raise
     finally:
         connection.close()
