@@ -171,7 +171,8 @@ class Link(NamedTuple):
 @dataclass(frozen=True)
 class Neighborhood:
     """What :meth:`GraphStore.links` found around a frontier: ``degrees`` has every frontier id, with
-    its number of distinct visible neighbours over the edge types (self-loops not counted);
+    its number of distinct visible neighbours over the edge types (self-loops not counted), counted
+    no further than ``max_degree + 1`` (a hub's count stops there: its edges are never all read);
     ``links`` are the links of the frontier nodes whose degree is at most the ``max_degree`` asked for
     (hubs are counted, never listed), sorted."""
 
@@ -250,8 +251,9 @@ class GraphStore(Protocol):
     ) -> Neighborhood:
         """Every link of ``edge_types`` (either direction) between a frontier node and a visible node
         other than itself, for the frontier nodes of at most ``max_degree`` distinct visible neighbours;
-        the degree of every frontier node. A pair joined by several edges gives one link per edge
-        (type and direction). One round trip for the whole frontier; a hub's links are not fetched."""
+        the degree of every frontier node, up to ``max_degree + 1``. A pair joined by several edges gives
+        one link per edge (type and direction). One round trip for the whole frontier; a hub's links
+        are not fetched, and no more of its edges are read than counting to ``max_degree + 1`` needs."""
         ...
 
     def edges_among(

@@ -99,8 +99,10 @@ def test_links_order_direction_and_filters(harness: Harness) -> None:
     assert run(["f0", "f1"]) == Neighborhood({"f0": 3, "f1": 5}, f0 + f1)
     # sorted whatever the order of the request
     assert run(["f1", "f0"]) == Neighborhood({"f1": 5, "f0": 3}, f0 + f1)
-    # f1, of 5 neighbours, is counted, not listed
-    assert run(["f0", "f1"], max_degree=3) == Neighborhood({"f0": 3, "f1": 5}, f0)
+    # f1, of 5 neighbours, is counted (to max_degree + 1), not listed
+    assert run(["f0", "f1"], max_degree=3) == Neighborhood({"f0": 3, "f1": 4}, f0)
+    assert run(["f0", "f1"], max_degree=4) == Neighborhood({"f0": 3, "f1": 5}, f0)
+    assert run(["f0", "f1"], max_degree=0) == Neighborhood({"f0": 1, "f1": 1}, [])
     assert run(["f0", "f1"], identities=["user:x"]) == Neighborhood(
         {"f0": 4, "f1": 5}, sorted([*f0, Link("f0", "REFERENCES", "hidden", True), *f1])
     )

@@ -85,9 +85,13 @@ def test_links_degrees_directions_and_hub_cut(harness: Harness) -> None:
     assert dict(at_four.degrees) == dict(got.degrees)
     assert at_four.links == F0_LINKS + F1_LINKS + HUB_LINKS
 
+    # hubs are counted to max_degree + 1 only (their edges are not all read)
     none = links(harness, max_degree=0)
-    assert dict(none.degrees) == dict(got.degrees)
+    assert dict(none.degrees) == {"f1": 1, "f0": 1, "hub": 1, "missing": 0, "lonely": 0}
     assert none.links == []
+    at_one = links(harness, max_degree=1)
+    assert dict(at_one.degrees) == {"f1": 2, "f0": 2, "hub": 2, "missing": 0, "lonely": 0}
+    assert at_one.links == []
 
 
 def test_links_edge_type_allowlist(harness: Harness) -> None:

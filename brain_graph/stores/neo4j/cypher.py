@@ -248,8 +248,9 @@ GET_TEXTS: LiteralString = (
 
 # The links of each frontier node (matched by tenant; deduplicated by the caller), in two subqueries:
 # first its degree (distinct visible neighbours other than itself over the edge types, either
-# direction), then, only for a node of at most ``$maxDegree``, one link per edge (type,
-# neighbour, direction): a hub's edges are counted, never collected. The neighbour pattern has no
+# direction), counted no further than ``$maxDegree + 1`` (DISTINCT then LIMIT stream: a hub's edges
+# are not all read), then, only for a node of at most ``$maxDegree``, one link per edge (type,
+# neighbour, direction): a hub is counted, never collected. The neighbour pattern has no
 # label, so no index applies to it and the plan expands from the frontier node (with ``:BrainNode``
 # the planner seeks every node of the tenant and joins); the hub test is an UNWIND of an empty list,
 # which the planner cannot move after the expansion.
@@ -270,7 +271,7 @@ LINKS: LiteralString = (
     + seek("s", "= sourceId")
     + "CALL (t, s) { "
     + linked("s")
-    + "RETURN count(DISTINCT n) AS degree } "
+    + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
     "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
     + linked("open")
     + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
@@ -343,7 +344,7 @@ def links_of(frontier: LiteralString) -> LiteralString:
         + seek("s", "= sourceId")
         + "CALL (t, s) { "
         + linked("s")
-        + "RETURN count(DISTINCT n) AS degree } "
+        + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
         "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
         + linked("open")
         + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
