@@ -20,7 +20,7 @@ import numpy as np
 
 from brain_graph.scoring import cosine, similarity_from_cosine
 from brain_graph.security import AccessScope, Principal
-from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
+from brain_graph.stores.base import ChangeSet, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.vectors import (
     EXACT_BELOW,
@@ -400,3 +400,40 @@ def test_concurrent_searches_return_what_one_at_a_time_does(tmp_path: Path) -> N
         )
     assert got == expected
     assert len(store.vector_cache) == 2
+
+
+def test_a_write_to_one_tenant_keeps_the_other_tenants_matrices(tmp_path: Path) -> None:
+    """Data versions are kept per tenant: a write to t1 (a load, a change, a drop) makes t1's next
+    search read its vectors again and leaves t2's matrices cached; a newly recorded profile makes
+    every search read again."""
+    path = tmp_path / "store.sqlite3"
+    reader, writer = EmbeddedStore(path), EmbeddedStore(path)
+    reader.vector_cache = VectorCache(2**22)
+    rng = random.Random(17)
+    first, other = tricky_table(rng, "t1", 60), tricky_table(rng, "t2", 60)
+    load(writer, first + other)
+    query = first[0].vector
+    scopes = {tenant: AccessScope(tenant, all_secured=True) for tenant in ("t1", "t2")}
+    queries = [VectorQuery(WORK, list(query), EMBEDDER)]
+
+    def statements(tenant: str) -> int:
+        before = reader.round_trips()["sqlite"]
+        reader.query(queries, scope=scopes[tenant], project_key=None, top_k=5)
+        return reader.round_trips()["sqlite"] - before
+
+    assert (statements("t1"), statements("t2")) == (3, 3)  # profiles, versions, vectors
+    assert (statements("t1"), statements("t2")) == (2, 2)  # cached
+    changed = VectorRecord("t1", first[1].node_id, WORK, first[1].project_key, False, (), [-x for x in query])
+    writer.apply(ChangeSet(upsert_nodes=records([changed]), upsert_vectors=[changed], profiles=PROFILES))
+    assert (statements("t2"), statements("t1")) == (2, 3)  # only t1 is read again
+    args = {"profile": WORK, "scope": scopes["t1"], "project_key": None, "top_k": 300}
+    assert searched(reader, query, **args) == reference(
+        [*(v for v in first if v.node_id != changed.node_id), changed], query, **args
+    )
+    load(writer, tricky_table(rng, "t1", 30), replace=True)
+    assert (statements("t2"), statements("t1")) == (2, 3)
+    writer.drop_tenants(["t1"])
+    assert (statements("t2"), statements("t1")) == (2, 3)
+    new_profile = [ProfileIndexInfo("code", EMBEDDER, DIM)]
+    writer.apply(ChangeSet(upsert_nodes=records(first[:1]), profiles=new_profile))
+    assert (statements("t2"), statements("t1")) == (3, 3)  # a recorded profile: every tenant read again

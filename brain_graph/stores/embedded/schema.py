@@ -33,14 +33,25 @@ CREATE TABLE IF NOT EXISTS profiles (
 """
 # Columns added after the first release, added to older stores when they are next written.
 MIGRATIONS = (("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),)
-# Every write transaction stores a new random token here, so readers can tell whether what they
-# cached from the file is current (:mod:`brain_graph.stores.embedded.vectors`); absent in a store no
-# write of this version touched yet.
+# Readers cache what they read from the file (the vector matrices) under two random tokens of the
+# ``meta`` table, so they can tell whether it is still current (:mod:`brain_graph.stores.embedded.vectors`):
+# ``data_version`` for the whole file (a write that changes a profile's recorded identity, or names
+# no tenants) and ``data_version:<tenant id>`` for one tenant (every write stores a new one for each
+# tenant it touches). A write to one tenant leaves the other tenants' matrices current. Absent in a
+# store no write of this version touched yet.
 DATA_VERSION_KEY = "data_version"
+TENANT_VERSION_PREFIX = "data_version:"
 BUMP_DATA_VERSION = (
     f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{DATA_VERSION_KEY}', lower(hex(randomblob(16))))"
 )
-READ_DATA_VERSION = f"SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'"
+BUMP_TENANT_VERSIONS = (
+    f"INSERT OR REPLACE INTO meta (key, value) SELECT '{TENANT_VERSION_PREFIX}' || value, lower(hex(randomblob(16)))"
+    " FROM json_each(?)"
+)
+READ_DATA_VERSIONS = (
+    f"SELECT (SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'),"
+    f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant)"
+)
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
 _DECODER = json.JSONDecoder()

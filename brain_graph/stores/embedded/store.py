@@ -30,7 +30,7 @@ from brain_graph.stores.base import (
 )
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
-from brain_graph.stores.embedded.schema import READ_DATA_VERSION, meta_columns, node_meta, stored_json
+from brain_graph.stores.embedded.schema import READ_DATA_VERSIONS, meta_columns, node_meta, stored_json
 from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, shared_cache
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
@@ -227,7 +227,7 @@ class EmbeddedStore:
             }
             for query in queries:
                 check_query_matches(query, indexed.get(query.profile_id))
-            version = next((row[0] for row in self._rows(db, READ_DATA_VERSION, {})), None)
+            [(file_version, tenant_version)] = self._rows(db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id})
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
             cache = self.vector_cache if self.vector_cache is not None else shared_cache()
             file_key = self._file_key()
@@ -237,7 +237,7 @@ class EmbeddedStore:
 
             return {
                 profile_id: cache.get_or_load(
-                    (file_key, version, scope.tenant_id, profile_id),
+                    (file_key, file_version, tenant_version, scope.tenant_id, profile_id),
                     partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector)),
                 )
                 for profile_id, vector in vectors_by_profile.items()

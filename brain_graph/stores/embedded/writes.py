@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,14 @@ import numpy as np
 from brain_graph.errors import BackendUnavailableError, ConfigurationError, DatasetError
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
-from brain_graph.stores.embedded.schema import BUMP_DATA_VERSION, NODE_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
+from brain_graph.stores.embedded.schema import (
+    BUMP_DATA_VERSION,
+    BUMP_TENANT_VERSIONS,
+    NODE_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    migrate,
+)
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
 from brain_graph.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
 
@@ -98,15 +105,21 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
 
 
 @contextmanager
-def _transaction(path: Path) -> Iterator[sqlite3.Connection]:
+def _transaction(path: Path, tenants: Iterable[str] | None = None) -> Iterator[sqlite3.Connection]:
     """A write transaction on the store at ``path`` (created with its schema if needed), committed
-    when the block ends, rolled back when it raises. SQLite failing to lock, write or commit (another
-    writer past the wait, a read-only or full disk) is a :class:`BackendUnavailableError` naming the store."""
+    when the block ends, rolled back when it raises. It stores new data versions (see
+    :mod:`~brain_graph.stores.embedded.schema`) for ``tenants``, the tenants the block writes (None:
+    the whole file's), so readers drop what they cached of those tenants only. SQLite failing to lock,
+    write or commit (another writer past the wait, a read-only or full disk) is a
+    :class:`BackendUnavailableError` naming the store."""
     connection = _connect_for_writing(path)
     try:
         connection.execute("BEGIN IMMEDIATE")
         yield connection
-        connection.execute(BUMP_DATA_VERSION)  # readers' cached vectors of the file are now stale
+        if tenants is None:
+            connection.execute(BUMP_DATA_VERSION)  # readers' cached vectors of the file are now stale
+        else:
+            connection.execute(BUMP_TENANT_VERSIONS, (json.dumps(sorted(set(tenants))),))
         connection.execute("COMMIT")
     except BaseException as error:
         if connection.in_transaction:
@@ -121,16 +134,18 @@ def _transaction(path: Path) -> Iterator[sqlite3.Connection]:
 def delete_where(path: Path, tables: Sequence[str], column: str, values: Sequence[str]) -> None:
     """Delete the rows of ``tables`` whose ``column`` is one of ``values``, in one transaction.
     ``tables`` and ``column`` are names of this module's schema, never input."""
-    with _transaction(path) as connection:
+    with _transaction(path, values if column == "tenant_id" else None) as connection:
         for table in tables:
             connection.execute(
                 f"DELETE FROM {table} WHERE {column} IN (SELECT value FROM json_each(?))", (json.dumps(list(values)),)
             )
 
 
-def _record_profiles(connection: sqlite3.Connection, profiles: Sequence[ProfileIndexInfo]) -> None:
+def _record_profiles(connection: sqlite3.Connection, profiles: Sequence[ProfileIndexInfo]) -> bool:
     """Record each profile's embedder identity, refusing a new one while a tenant holds vectors of the
-    recorded one (run after the replaced tenants' rows were deleted, in the same transaction)."""
+    recorded one (run after the replaced tenants' rows were deleted, in the same transaction); whether
+    an identity was new or changed."""
+    changed = False
     for info in profiles:
         row = connection.execute(
             "SELECT embedder_name, dimension FROM profiles WHERE profile_id = ?", (info.profile_id,)
@@ -142,10 +157,12 @@ def _record_profiles(connection: sqlite3.Connection, profiles: Sequence[ProfileI
             if holders:
                 recorded = ProfileIndexInfo(info.profile_id, row[0], row[1])
                 raise profile_conflict(recorded, info, [holder[0] for holder in holders])
+        changed = changed or row is None or (row[0], row[1]) != (info.embedder_name, info.dimension)
         connection.execute(
             "INSERT OR REPLACE INTO profiles (profile_id, embedder_name, dimension) VALUES (?, ?, ?)",
             (info.profile_id, info.embedder_name, info.dimension),
         )
+    return changed
 
 
 def write_load(
@@ -161,7 +178,8 @@ def write_load(
     emptied first. A profile's new embedder identity is refused while another tenant holds vectors; an
     edge to a node neither in ``nodes`` nor stored in its tenant refuses the load."""
     check_load(nodes, edges, vectors, profiles)
-    with _transaction(path) as connection:
+    written = {n.tenant_id for n in nodes} | {e.tenant_id for e in edges} | {v.tenant_id for v in vectors}
+    with _transaction(path, written) as connection:
         connection.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
@@ -171,7 +189,8 @@ def write_load(
                 connection.execute(
                     f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
                 )
-        _record_profiles(connection, profiles)
+        if _record_profiles(connection, profiles):
+            connection.execute(BUMP_DATA_VERSION)  # a profile's identity is new: every reader reads again
         _upsert_nodes(connection, nodes)
         error = dangling_edge_error(edges, _missing_nodes(connection, outside_ends(nodes, edges)))
         if error is not None:
@@ -250,8 +269,20 @@ def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorReco
     )
 
 
-def _check_identities(connection: sqlite3.Connection, profiles: Sequence[ProfileIndexInfo]) -> None:
-    """Refuse a profile identity other than the recorded one; record the identity of a new profile."""
+def changed_tenants(changes: ChangeSet) -> set[str]:
+    """Every tenant a change writes (their readers' cached data is stale after it)."""
+    tenants = {node.tenant_id for node in changes.upsert_nodes}
+    tenants.update(edge.tenant_id for edge in (*changes.upsert_edges, *changes.delete_edges))
+    tenants.update(key.tenant_id for key in changes.delete_nodes)
+    tenants.update(vector.tenant_id for vector in changes.upsert_vectors)
+    tenants.update(key.tenant_id for key in changes.delete_vectors)
+    return tenants
+
+
+def _check_identities(connection: sqlite3.Connection, profiles: Sequence[ProfileIndexInfo]) -> bool:
+    """Refuse a profile identity other than the recorded one; record the identity of a new profile
+    (whether there was one)."""
+    recorded = False
     for info in profiles:
         row = connection.execute(
             "SELECT embedder_name, dimension FROM profiles WHERE profile_id = ?", (info.profile_id,)
@@ -261,8 +292,10 @@ def _check_identities(connection: sqlite3.Connection, profiles: Sequence[Profile
                 "INSERT INTO profiles (profile_id, embedder_name, dimension) VALUES (?, ?, ?)",
                 (info.profile_id, info.embedder_name, info.dimension),
             )
+            recorded = True
         elif (row[0], row[1]) != (info.embedder_name, info.dimension):
             raise identity_change_refused(ProfileIndexInfo(info.profile_id, row[0], row[1]), info)
+    return recorded
 
 
 def _missing_end(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -> EdgeRecord | None:
@@ -292,11 +325,12 @@ def write_changes(path: Path, changes: ChangeSet) -> None:
     check_changes(changes)
     if not changes:
         return
-    with _transaction(path) as connection:
+    with _transaction(path, changed_tenants(changes)) as connection:
         connection.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
-        _check_identities(connection, changes.profiles)
+        if _check_identities(connection, changes.profiles):
+            connection.execute(BUMP_DATA_VERSION)  # a new profile: every reader reads again
         connection.executemany(
             "DELETE FROM edges WHERE tenant_id = ? AND from_node_id = ? AND edge_type = ? AND to_node_id = ?",
             [(e.tenant_id, e.from_node_id, e.edge_type, e.to_node_id) for e in changes.delete_edges],
