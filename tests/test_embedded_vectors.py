@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import math
 import random
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -437,3 +439,33 @@ def test_a_write_to_one_tenant_keeps_the_other_tenants_matrices(tmp_path: Path) 
     new_profile = [ProfileIndexInfo("code", EMBEDDER, DIM)]
     writer.apply(ChangeSet(upsert_nodes=records(first[:1]), profiles=new_profile))
     assert (statements("t2"), statements("t1")) == (3, 3)  # a recorded profile: every tenant read again
+
+
+def test_similarity_without_a_cached_matrix_reads_the_named_rows_only(tmp_path: Path) -> None:
+    """With a cache budget too small to keep the tenant's matrices (0 here), scoring a few named nodes
+    reads those nodes' vectors, not the tenant's (each hop of a search did, twice per profile), and
+    scores them as the cached matrices do."""
+    rng = random.Random(29)
+    vectors = tricky_table(rng, rows=300) + tricky_table(rng, profile=DOC, rows=120)
+    cached, uncached = EmbeddedStore(tmp_path / "store.sqlite3"), EmbeddedStore(tmp_path / "store.sqlite3")
+    cached.vector_cache, uncached.vector_cache = VectorCache(2**22), VectorCache(0)
+    load(cached, vectors)
+    named = [*sorted({v.node_id for v in vectors[::7]})[:25], "missing"]
+    queries = [VectorQuery(WORK, vectors[3].vector, EMBEDDER), VectorQuery(DOC, vectors[3].vector, EMBEDDER)]
+    read: list[tuple[str, int]] = []
+    original = uncached._rows
+
+    def spied(db: sqlite3.Connection, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
+        rows = original(db, sql, params)
+        read.append((sql, len(rows)))
+        return rows
+
+    uncached._rows = spied  # type: ignore[method-assign]
+    for scope in (SCOPES["public"], SCOPES["carol-security"], SCOPES["service"]):
+        read.clear()
+        expected = cached.similarity(queries, named, scope=scope)
+        assert uncached.similarity(queries, named, scope=scope) == expected
+        assert expected
+        vector_reads = [count for sql, count in read if "FROM vectors" in sql]
+        assert len(vector_reads) == 2  # one per profile
+        assert all(count <= len(named) for count in vector_reads)

@@ -31,7 +31,7 @@ from brain_graph.stores.base import (
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
 from brain_graph.stores.embedded.schema import READ_DATA_VERSIONS, meta_columns, node_meta, stored_json
-from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, shared_cache
+from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, load_named, shared_cache
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.stores.search_reads import ComposedSearchReads
@@ -203,10 +203,12 @@ class EmbeddedStore:
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
     ) -> list[VectorHit]:
-        """Exact scores of the named rows of the same in-memory matrices as :meth:`query`."""
+        """Exact scores of the named rows of the same in-memory matrices as :meth:`query`; a profile
+        whose matrix is not cached (a cache budget smaller than the tenant needs) reads the named rows
+        only, instead of all of the tenant's vectors for a few scores."""
         if not node_ids:
             return []
-        matrices = self._matrices(queries, scope)
+        matrices = self._matrices(queries, scope, named=node_ids)
         return [
             VectorHit(node_id, query.profile_id, score)
             for query in queries
@@ -214,9 +216,12 @@ class EmbeddedStore:
             for node_id, score in matrices[query.profile_id].scores_of(query.vector, node_ids, scope=scope)
         ]
 
-    def _matrices(self, queries: Sequence[VectorQuery], scope: AccessScope) -> dict[str, VectorMatrix]:
+    def _matrices(
+        self, queries: Sequence[VectorQuery], scope: AccessScope, *, named: Sequence[str] | None = None
+    ) -> dict[str, VectorMatrix]:
         """The vector matrix of each query's profile, after checking each query's embedder against the
-        profile's recorded one (one snapshot; the matrices come from the cache when the data is unchanged)."""
+        profile's recorded one (one snapshot; the matrices come from the cache when the data is
+        unchanged). With ``named``, a matrix not in the cache holds those nodes' rows only (not kept)."""
         with self._read() as db:
             if db is None or not queries:
                 return {}
@@ -235,13 +240,18 @@ class EmbeddedStore:
             def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
                 return self._rows(db, sql, params)
 
-            return {
-                profile_id: cache.get_or_load(
-                    (file_key, file_version, tenant_version, scope.tenant_id, profile_id),
-                    partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector)),
-                )
-                for profile_id, vector in vectors_by_profile.items()
-            }
+            matrices = {}
+            for profile_id, vector in vectors_by_profile.items():
+                key = (file_key, file_version, tenant_version, scope.tenant_id, profile_id)
+                if named is None:
+                    load = partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector))
+                    matrices[profile_id] = cache.get_or_load(key, load)
+                else:
+                    held = cache.get(key)
+                    matrices[profile_id] = (
+                        held if held is not None else load_named(rows, scope.tenant_id, profile_id, len(vector), named)
+                    )
+            return matrices
 
     def _file_key(self) -> str:
         """The resolved path of the store file, the vector cache's key; resolved again only when the

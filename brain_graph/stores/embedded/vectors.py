@@ -72,6 +72,7 @@ ROW_OVERHEAD = 100  # bytes per row besides the vector: node id string, list slo
 VECTORS_OF = (
     "SELECT node_id, project_key, secured, acl, vector FROM vectors WHERE tenant_id = :tenant AND profile_id = :profile"
 )
+NAMED_VECTORS_OF = VECTORS_OF + " AND node_id IN (SELECT value FROM json_each(:ids))"
 
 Rows = Callable[[str, Mapping[str, Any]], list[sqlite3.Row]]
 FloatArray = npt.NDArray[np.float64]
@@ -329,6 +330,15 @@ class VectorCache:
         """Whether ``key``'s tokens are the newest this cache has seen for its file and tenant."""
         return self._versions.get(key[0]) == key[1] and self._tenant_versions.get((key[0], key[3])) == key[2]
 
+    def get(self, key: CacheKey) -> VectorMatrix | None:
+        """The matrix of ``key`` if it is held (nothing is loaded)."""
+        with self._lock:
+            self._forget_other_versions(key)
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
     def get_or_load(self, key: CacheKey, load: Callable[[], VectorMatrix]) -> VectorMatrix:
         """The matrix of ``key``, loaded with ``load()`` when not held (kept if it fits the budget)."""
         with self._lock:
@@ -385,3 +395,10 @@ def shared_cache() -> VectorCache:
 def load_matrix(rows: Rows, tenant_id: str, profile_id: str, dimension: int) -> VectorMatrix:
     """Read one profile's vectors of one tenant with the counted statement runner ``rows``."""
     return VectorMatrix.from_rows(tenant_id, dimension, rows(VECTORS_OF, {"tenant": tenant_id, "profile": profile_id}))
+
+
+def load_named(rows: Rows, tenant_id: str, profile_id: str, dimension: int, node_ids: Sequence[str]) -> VectorMatrix:
+    """The matrix of only the named nodes' vectors of one profile of one tenant (scored as the whole
+    tenant's matrix scores them: each row's score depends on that row alone)."""
+    params = {"tenant": tenant_id, "profile": profile_id, "ids": json.dumps(list(node_ids))}
+    return VectorMatrix.from_rows(tenant_id, dimension, rows(NAMED_VECTORS_OF, params))
