@@ -469,3 +469,35 @@ def test_similarity_without_a_cached_matrix_reads_the_named_rows_only(tmp_path: 
         vector_reads = [count for sql, count in read if "FROM vectors" in sql]
         assert len(vector_reads) == 2  # one per profile
         assert all(count <= len(named) for count in vector_reads)
+
+
+def test_a_query_needing_more_than_the_budget_keeps_its_first_matrices(tmp_path: Path) -> None:
+    """A budget that holds one of the tenant's two matrices but not both: the query keeps the first and
+    builds the second for itself, so each later query reads one matrix, not both (each load used to
+    evict the other: every query read every matrix)."""
+    rng = random.Random(31)
+    vectors = tricky_table(rng, rows=200) + tricky_table(rng, profile=DOC, rows=200)
+    store = EmbeddedStore(tmp_path / "store.sqlite3")
+    load(store, vectors)
+    sizes = [load_matrix(lambda sql, params: store_rows(store, sql, params), "t1", p, DIM).nbytes for p in (WORK, DOC)]
+    store.vector_cache = VectorCache(max(sizes) + min(sizes) // 2)
+    queries = [VectorQuery(WORK, vectors[0].vector, EMBEDDER), VectorQuery(DOC, vectors[0].vector, EMBEDDER)]
+
+    def statements() -> int:
+        before = store.round_trips()["sqlite"]
+        store.query(queries, scope=SCOPES["public"], project_key=None, top_k=5)
+        return store.round_trips()["sqlite"] - before
+
+    assert statements() == 4  # profiles, versions, both matrices
+    assert [statements() for _ in range(3)] == [3, 3, 3]  # the first is kept, the second read again
+    assert store.vector_cache.nbytes <= store.vector_cache.max_bytes
+
+
+def store_rows(store: EmbeddedStore, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
+    """Rows of ``sql`` read from the store's file."""
+    connection = sqlite3.connect(store.path)
+    connection.row_factory = sqlite3.Row
+    try:
+        return connection.execute(sql, dict(params)).fetchall()
+    finally:
+        connection.close()

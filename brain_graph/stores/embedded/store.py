@@ -31,7 +31,14 @@ from brain_graph.stores.base import (
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
 from brain_graph.stores.embedded.schema import READ_DATA_VERSIONS, meta_columns, node_meta, stored_json
-from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix, load_matrix, load_named, shared_cache
+from brain_graph.stores.embedded.vectors import (
+    CacheKey,
+    VectorCache,
+    VectorMatrix,
+    load_matrix,
+    load_named,
+    shared_cache,
+)
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.stores.search_reads import ComposedSearchReads
@@ -241,11 +248,13 @@ class EmbeddedStore:
                 return self._rows(db, sql, params)
 
             matrices = {}
+            in_use: list[CacheKey] = []  # this query's matrices: loading the next one does not evict them
             for profile_id, vector in vectors_by_profile.items():
                 key = (file_key, file_version, tenant_version, scope.tenant_id, profile_id)
                 if named is None:
                     load = partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector))
-                    matrices[profile_id] = cache.get_or_load(key, load)
+                    matrices[profile_id] = cache.get_or_load(key, load, in_use=in_use)
+                    in_use.append(key)
                 else:
                     held = cache.get(key)
                     matrices[profile_id] = (

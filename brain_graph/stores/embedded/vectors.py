@@ -36,8 +36,9 @@ Memory: matrices live in one process-wide LRU (:func:`shared_cache`) bounded by 
 (``BRAIN_GRAPH_VECTOR_CACHE_MB``; by default a quarter of the memory the process may use, at least
 512 MB: :func:`~.memory.default_cache_mb`): about ``rows * (4 * dimension + 100)`` bytes per matrix,
 e.g. 43 MB for the 19,806 work-item vectors (512 dimensions) of one tenant of the 100k-node benchmark,
-64 MB with its doc vectors. A matrix larger than the budget is built for its query and not kept (each
-such query reads its vectors again); ``0`` disables caching.
+64 MB with its doc vectors. A matrix that does not fit the budget beside the matrices its query already
+holds is built for that query and not kept (each such query reads its vectors again; scoring named
+nodes then reads those nodes' rows only); ``0`` disables caching.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import math
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -339,8 +340,13 @@ class VectorCache:
                 self._entries.move_to_end(key)
             return entry
 
-    def get_or_load(self, key: CacheKey, load: Callable[[], VectorMatrix]) -> VectorMatrix:
-        """The matrix of ``key``, loaded with ``load()`` when not held (kept if it fits the budget)."""
+    def get_or_load(
+        self, key: CacheKey, load: Callable[[], VectorMatrix], *, in_use: Collection[CacheKey] = ()
+    ) -> VectorMatrix:
+        """The matrix of ``key``, loaded with ``load()`` when not held; kept if it fits the budget
+        without evicting the matrices ``in_use`` (those the same query holds: a query needing more
+        than the budget keeps the first ones, instead of each load evicting the one before and every
+        query reading all of them again)."""
         with self._lock:
             self._forget_other_versions(key)
             entry = self._entries.get(key)
@@ -360,12 +366,14 @@ class VectorCache:
                 with self._lock:
                     self._loading.pop(key, None)
             with self._lock:
-                if entry.nbytes <= self.max_bytes and self._current(key):
+                kept = sum(self._entries[held].nbytes for held in set(in_use) if held in self._entries and held != key)
+                if kept + entry.nbytes <= self.max_bytes and self._current(key):
                     self._entries[key] = entry
                     self._bytes += entry.nbytes
-                    while self._bytes > self.max_bytes:
-                        _, evicted = self._entries.popitem(last=False)
-                        self._bytes -= evicted.nbytes
+                    for evictable in [held for held in self._entries if held not in in_use and held != key]:
+                        if self._bytes <= self.max_bytes:
+                            break
+                        self._bytes -= self._entries.pop(evictable).nbytes
             return entry
 
 
