@@ -32,6 +32,8 @@ def text_problem(value: str) -> str | None:
     zero-width, BOM, soft hyphen, bidi control), surrogate or line-separator character, so it would
     print like another string or reorder the text around it. The one rule for ids, tenant ids, project
     keys, principal ids, group names and ACL entries, for searching and loading alike."""
+    if value.isprintable():  # no "Other" or separator character but the space: none of the forbidden ones
+        return None
     for char in value:
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
             return f"must not contain control, format or line-separator characters (found U+{ord(char):04X})"

@@ -162,6 +162,15 @@ def test_a_printable_string_holds_no_forbidden_character_and_no_white_space_but_
             assert not char.isspace() or char == " ", hex(code)
 
 
+def test_the_name_rule_decides_every_character_as_its_categories() -> None:
+    """text_problem's ``str.isprintable`` shortcut (ACL entries of large loads were checked character
+    by character) refuses exactly the forbidden categories, every code point tried."""
+    forbidden = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert (text_problem(f"a{char}b") is not None) == (unicodedata.category(char) in forbidden), hex(code)
+
+
 @pytest.mark.parametrize("value", STRINGS)
 def test_identifier_checks_agree_with_the_full_rules(value: str) -> None:
     assert _identifier(value, 128) == full_identifier(value, 128)
