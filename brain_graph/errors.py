@@ -94,6 +94,19 @@ class BackendUnavailableError(BrainGraphError, ConnectionError):
         super().__init__(f"{backend} unavailable: {detail}")
 
 
+INTERNAL_MESSAGE = "internal error; the server log has the details"
+
+
+class InternalError(BrainGraphError):
+    """What a caller of a server run gets for a failure that is not about its request (a bug, the
+    server's configuration): :data:`INTERNAL_MESSAGE`; the failure itself is in the server log."""
+
+    code = "INTERNAL_SERVER_ERROR"
+
+    def __init__(self) -> None:
+        super().__init__(INTERNAL_MESSAGE)
+
+
 class ConfigurationError(BrainGraphError):
     """The configuration (environment, profiles, stores) is inconsistent."""
 

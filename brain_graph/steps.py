@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.config import get_stream_writer
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from brain_graph.errors import AuthorizationError, BackendUnavailableError, one_line_message
+from brain_graph.errors import (
+    AuthorizationError,
+    BackendUnavailableError,
+    InternalError,
+    InvalidRequestError,
+    RateLimitedError,
+    one_line_message,
+)
 from brain_graph.requests import (
     as_principal,
     check_context,
@@ -33,6 +41,8 @@ from brain_graph.wire import SearchRequest
 logger = logging.getLogger("brain_graph.pipeline")
 server_logger = logging.getLogger("brain_graph.server")  # failures of server runs, with the details callers do not get
 SERVER_UNAVAILABLE_DETAIL = "retry later (the server log has the details)"
+# What the caller of a server run is told as it is: its request's faults (input, access, rate).
+CALLER_ERRORS: tuple[type[Exception], ...] = (InvalidRequestError, AuthorizationError, RateLimitedError, GraphBubbleUp)
 
 MAX_LOGGED_QUERY_CHARS = 200
 RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "candidates", "episodes", "passages")
@@ -143,6 +153,20 @@ def _counts(update: Mapping[str, Any]) -> dict[str, int]:
     return counts
 
 
+def served_error(step: str, error: Exception) -> Exception | None:
+    """What the caller of a server run gets instead of ``error`` (None: ``error`` itself, a fault of
+    its request: :data:`CALLER_ERRORS`). A backend that is down is named without its detail; anything
+    else is an :class:`~brain_graph.errors.InternalError`. Either way the failure is logged at ERROR on
+    ``brain_graph.server`` (with its traceback unless the backend is just down)."""
+    if isinstance(error, CALLER_ERRORS):
+        return None
+    if isinstance(error, BackendUnavailableError):
+        server_logger.error("%s step: %s", step, one_line_message(str(error), 500))
+        return BackendUnavailableError(error.backend, SERVER_UNAVAILABLE_DETAIL)
+    server_logger.error("%s step failed: %s", step, one_line_message(str(error), 500), exc_info=error)
+    return InternalError()
+
+
 def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Callable[..., Mapping[str, Any]]:
     """A LangGraph node running ``step`` with dependencies from the runtime context.
 
@@ -152,30 +176,31 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
     with the time taken and the counts written, or ``PIPELINE <step>.error``; that logger logs nothing
     at INFO or above.
 
-    In a run a LangGraph server started (``runtime.server_info`` set), a
-    :class:`~brain_graph.errors.BackendUnavailableError` reaches the caller naming the backend only
-    (:data:`SERVER_UNAVAILABLE_DETAIL`); its detail (a host, a file path, a provider's message) is
-    logged at ERROR on ``brain_graph.server``, as ``/graphql`` does.
+    In a run a LangGraph server started (``runtime.server_info`` set), only the faults of the request
+    reach the caller as they are (:func:`served_error`): a backend that is down is named without its
+    detail (a host, a file path, a provider's message), any other failure is an internal error; the
+    details are logged at ERROR on ``brain_graph.server``, as ``/graphql`` does.
     """
 
     def node(state: BrainSearchState, runtime: Runtime[BrainSearchContext]) -> Mapping[str, Any]:
-        server_user = runtime.server_info.user if runtime.server_info is not None else None
-        deps = resolve_deps(runtime.context, default_services, server_user)
         debug = _debug_enabled()
-        if debug:
-            _ensure_debug_output()
-            logger.debug("PIPELINE %s.in | %s", name, _describe_input(state, deps))
         started = time.perf_counter()
         try:
+            server_user = runtime.server_info.user if runtime.server_info is not None else None
+            deps = resolve_deps(runtime.context, default_services, server_user)
+            if debug:
+                _ensure_debug_output()
+                logger.debug("PIPELINE %s.in | %s", name, _describe_input(state, deps))
+            started = time.perf_counter()
             update = step(state, deps)
         except Exception as error:
             if debug:
                 elapsed = (time.perf_counter() - started) * 1000
                 message = one_line_message(str(error), 500)
                 logger.debug("PIPELINE %s.error | ms=%.3f error=%s: %s", name, elapsed, type(error).__name__, message)
-            if isinstance(error, BackendUnavailableError) and runtime.server_info is not None:
-                server_logger.error("%s step: %s", name, one_line_message(str(error), 500))
-                raise BackendUnavailableError(error.backend, SERVER_UNAVAILABLE_DETAIL) from None
+            served = served_error(name, error) if runtime.server_info is not None else None
+            if served is not None:
+                raise served from None
             raise
         elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
         counts = _counts(update)

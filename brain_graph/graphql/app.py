@@ -19,10 +19,9 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from brain_graph.auth.gate import Admission, Gate, default_gate
-from brain_graph.errors import AuthenticationError, ConfigurationError, RateLimitedError
+from brain_graph.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
 from brain_graph.graphql.errors import (
     BAD_USER_INPUT,
-    INTERNAL_MESSAGE,
     INTERNAL_SERVER_ERROR,
     RATE_LIMITED,
     UNAUTHENTICATED,

@@ -15,6 +15,7 @@ from typing import Any
 from graphql import GraphQLError, ObjectFieldNode, Visitor, parse, visit
 
 from brain_graph.errors import (
+    INTERNAL_MESSAGE,
     AuthenticationError,
     AuthorizationError,
     BackendUnavailableError,
@@ -33,7 +34,6 @@ FORBIDDEN = "FORBIDDEN"
 RATE_LIMITED = "RATE_LIMITED"
 BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
-INTERNAL_MESSAGE = "internal error; the server log has the details"
 HTTP_STATUS = {UNAUTHENTICATED: 401, FORBIDDEN: 403}
 """HTTP status of a response whose errors (no data) all have this code; other refusals are 400."""
 

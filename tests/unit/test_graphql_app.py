@@ -11,9 +11,8 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
-from brain_graph.errors import ConfigurationError
+from brain_graph.errors import INTERNAL_MESSAGE, ConfigurationError
 from brain_graph.graphql import create_graphql_app
-from brain_graph.graphql.errors import INTERNAL_MESSAGE
 
 SECRET = "unit-test-secret-of-at-least-32-chars"
 QUERY = '{ brainSearch(queryText: "x", filter: {tenantId: "acme", secured: null}) { hits { nodeId } } }'

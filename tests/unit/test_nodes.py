@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +11,13 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableConfig
 
 from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.errors import BackendUnavailableError
+from brain_graph.errors import (
+    INTERNAL_MESSAGE,
+    BackendUnavailableError,
+    ConfigurationError,
+    InternalError,
+    InvalidRequestError,
+)
 from brain_graph.graph import build_graph
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
 from brain_graph.nodes.retrieve import merge_hits, node_meta
@@ -19,6 +26,7 @@ from brain_graph.services import SearchLimits, SearchServices
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import SERVER_UNAVAILABLE_DETAIL, StepDeps
 from brain_graph.stores.base import VectorHit
+from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.wire import SearchHit
 from tests.helpers import request
 
@@ -279,3 +287,32 @@ def test_a_server_run_names_the_unavailable_backend_without_its_detail(
     assert str(served.value) == f"embedder failing-v1 unavailable: {SERVER_UNAVAILABLE_DETAIL}"
     assert served.value.backend == "embedder failing-v1"
     assert any(detail in record.getMessage() for record in caplog.records if record.name == "brain_graph.server")
+
+
+SERVER_RUN: RunnableConfig = {"configurable": {"graph_id": "brain_search", "assistant_id": "a1"}}
+
+
+def test_a_server_run_tells_the_caller_only_the_faults_of_its_request(
+    small_services: SearchServices, caplog: pytest.LogCaptureFixture
+) -> None:
+    graph = build_graph(small_services)
+    with pytest.raises(InvalidRequestError, match=r"options\.topK"):  # the request's fault, as it is
+        graph.invoke(request("token", topK=0), SERVER_RUN)  # type: ignore[arg-type]
+    bug = KeyError("provider-response-field at https://embedder.internal/v1")
+    with caplog.at_level(logging.ERROR, logger="brain_graph.server"), pytest.raises(InternalError) as served:
+        build_graph(_failing_services(small_services, bug)).invoke(request("token"), SERVER_RUN)  # type: ignore[arg-type]
+    assert str(served.value) == INTERNAL_MESSAGE
+    logged = [record for record in caplog.records if record.name == "brain_graph.server"]
+    assert [record.exc_info[1] for record in logged if record.exc_info] == [bug]
+
+
+def test_a_server_run_hides_a_misconfigured_store(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    missing = tmp_path / "secret-volume" / "store.sqlite3"
+
+    graph = build_graph(SearchServices(backend=EmbeddedStore(missing, explicit=True)))
+    with pytest.raises(ConfigurationError, match="secret-volume"):  # in process: the whole message
+        graph.invoke(request("token"))  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="brain_graph.server"), pytest.raises(InternalError) as served:
+        graph.invoke(request("token"), SERVER_RUN)  # type: ignore[arg-type]
+    assert "secret-volume" not in str(served.value)
+    assert any("secret-volume" in record.getMessage() for record in caplog.records)

@@ -362,10 +362,16 @@ class VectorCache:
                     return entry
             try:
                 entry = load()
-            finally:
+            except BaseException:
                 with self._lock:
                     self._loading.pop(key, None)
+                raise
             with self._lock:
+                self._loading.pop(key, None)  # with the insert: no thread finds neither the load nor the entry
+                held = self._entries.get(key)
+                if held is not None:  # another thread loaded it meanwhile (after this one's lock was dropped)
+                    self._entries.move_to_end(key)
+                    return held
                 kept = sum(self._entries[held].nbytes for held in set(in_use) if held in self._entries and held != key)
                 if kept + entry.nbytes <= self.max_bytes and self._current(key):
                     self._entries[key] = entry

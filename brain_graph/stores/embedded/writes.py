@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from brain_graph.errors import BackendUnavailableError, ConfigurationError, DatasetError
+from brain_graph.errors import BackendUnavailableError, BrainGraphError, ConfigurationError, DatasetError
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.embedded.schema import (
@@ -30,6 +30,9 @@ from brain_graph.write_checks import check_changes, check_load, dangling_edge_er
 
 SQLITE_BUSY = 5
 SQLITE_LOCKED = 6
+SQLITE_READONLY = 8
+SQLITE_IOERR = 10
+SQLITE_FULL = 13
 SQLITE_CANTOPEN = 14
 SQLITE_NOTADB = 26
 BACKEND = "embedded store"
@@ -70,13 +73,20 @@ def open_error(path: Path, error: sqlite3.Error) -> ConfigurationError | None:
     return None
 
 
-def write_error(path: Path, error: sqlite3.OperationalError) -> BackendUnavailableError:
-    """The store cannot be written now: another process holds its write lock past :data:`WRITE_LOCK_WAIT_S`, or
-    the file is read-only, full or failing. Nothing of the write was kept."""
+def write_error(path: Path, error: sqlite3.OperationalError) -> BrainGraphError | None:
+    """What an SQLite error of a write means: the store cannot be written now (another process holds
+    its write lock past :data:`WRITE_LOCK_WAIT_S`; the file is read-only, full or failing:
+    :class:`BackendUnavailableError`), or the file is not a brain-graph store (its tables differ:
+    :class:`ConfigurationError`); ``None`` for anything else (a bug: raised as it is). Nothing of the
+    write was kept."""
     code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
     if code in (SQLITE_BUSY, SQLITE_LOCKED):
         return BackendUnavailableError(BACKEND, f"{path} is being written by another process; retry when it is done")
-    return BackendUnavailableError(BACKEND, f"{path}: {error}")
+    if code in (SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL):
+        return BackendUnavailableError(BACKEND, f"{path}: {error}")
+    if "no such table" in str(error) or "has no column" in str(error):
+        return ConfigurationError(f"embedded store {path} is not a brain-graph store ({error})")
+    return None
 
 
 def _connect_for_writing(path: Path) -> sqlite3.Connection:
@@ -124,9 +134,10 @@ def _transaction(path: Path, tenants: Iterable[str] | None = None) -> Iterator[s
     except BaseException as error:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
-        if isinstance(error, sqlite3.OperationalError):
-            raise write_error(path, error) from None
-        raise
+        mapped = write_error(path, error) if isinstance(error, sqlite3.OperationalError) else None
+        if mapped is None:
+            raise
+        raise mapped from None
     finally:
         connection.close()
 
