@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from brain_graph.dataset import Dataset, load_dataset
-from brain_graph.errors import BackendUnavailableError
+from brain_graph.errors import BackendUnavailableError, ConfigurationError
 from brain_graph.indexing.hooks import GraphWriter
 from brain_graph.services import SearchServices
-from brain_graph.stores.embedded import writes
+from brain_graph.stores.embedded import EmbeddedStore, writes
 from tests.helpers import SMALL_GRAPH, make_store
 
 
@@ -57,3 +57,16 @@ def test_a_load_waiting_on_another_writer_is_a_typed_error(services: SearchServi
     with pytest.raises(BackendUnavailableError, match="being written by another process"):
         load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, services.profiles)
     assert _titles(services) == before
+
+
+def test_a_sqlite_file_of_other_tables_is_not_a_store_to_write(tmp_path: Path) -> None:
+    """A write that SQLite refuses because the file's tables are not a brain-graph store's is a
+    ConfigurationError naming the file (not an outage to retry), and nothing is written."""
+    path = tmp_path / "other.sqlite3"
+    with sqlite3.connect(path) as other:
+        other.execute("CREATE TABLE nodes (x INTEGER)")
+    services = SearchServices(backend=EmbeddedStore(path))
+    with pytest.raises(ConfigurationError, match=r"other\.sqlite3 is not a brain-graph store \("):
+        load_dataset(Dataset.model_validate(SMALL_GRAPH), services.backend, services.profiles)
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT count(*) FROM nodes").fetchone() == (0,)

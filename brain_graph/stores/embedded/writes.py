@@ -84,7 +84,7 @@ def write_error(path: Path, error: sqlite3.OperationalError) -> BrainGraphError 
         return BackendUnavailableError(BACKEND, f"{path} is being written by another process; retry when it is done")
     if code in (SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL):
         return BackendUnavailableError(BACKEND, f"{path}: {error}")
-    if "no such table" in str(error) or "has no column" in str(error):
+    if any(sign in str(error) for sign in ("no such table", "no such column", "has no column")):
         return ConfigurationError(f"embedded store {path} is not a brain-graph store ({error})")
     return None
 
