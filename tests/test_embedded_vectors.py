@@ -501,3 +501,37 @@ def store_rows(store: EmbeddedStore, sql: str, params: Mapping[str, Any]) -> lis
         return connection.execute(sql, dict(params)).fetchall()
     finally:
         connection.close()
+
+
+def test_readers_and_writers_of_older_versions_see_every_write(tmp_path: Path) -> None:
+    """Versions before per-tenant tokens key their cache on meta.data_version alone: every write still
+    stores a new one (so their readers never keep stale rows, ACLs included), and a data_version this
+    version did not store (an older writer's) makes its readers read every tenant again."""
+    path = tmp_path / "store.sqlite3"
+    reader, writer = EmbeddedStore(path), EmbeddedStore(path)
+    reader.vector_cache = VectorCache(2**22)
+    rng = random.Random(37)
+    first, other = tricky_table(rng, "t1", 40), tricky_table(rng, "t2", 40)
+    load(writer, first + other)
+
+    def older_readers_token() -> str:
+        with sqlite3.connect(path) as connection:
+            return str(connection.execute("SELECT value FROM meta WHERE key = 'data_version'").fetchone()[0])
+
+    queries = [VectorQuery(WORK, list(first[0].vector), EMBEDDER)]
+
+    def statements(tenant: str) -> int:
+        before = reader.round_trips()["sqlite"]
+        reader.query(queries, scope=AccessScope(tenant, all_secured=True), project_key=None, top_k=5)
+        return reader.round_trips()["sqlite"] - before
+
+    assert (statements("t1"), statements("t2")) == (3, 3)
+    token = older_readers_token()
+    changed = VectorRecord("t1", first[1].node_id, WORK, first[1].project_key, True, ("user:alice",), first[1].vector)
+    writer.apply(ChangeSet(upsert_nodes=records([changed]), upsert_vectors=[changed], profiles=PROFILES))
+    assert older_readers_token() != token  # a tenant-scoped write still tells older readers
+    assert (statements("t2"), statements("t1")) == (2, 3)
+    with sqlite3.connect(path) as connection:  # what an older writer does on each write
+        connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('data_version', 'older-writer')")
+    assert (statements("t2"), statements("t1")) == (3, 3)  # every tenant read again
+    assert (statements("t2"), statements("t1")) == (2, 2)

@@ -33,23 +33,32 @@ CREATE TABLE IF NOT EXISTS profiles (
 """
 # Columns added after the first release, added to older stores when they are next written.
 MIGRATIONS = (("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),)
-# Readers cache what they read from the file (the vector matrices) under two random tokens of the
-# ``meta`` table, so they can tell whether it is still current (:mod:`brain_graph.stores.embedded.vectors`):
-# ``data_version`` for the whole file (a write that changes a profile's recorded identity, or names
-# no tenants) and ``data_version:<tenant id>`` for one tenant (every write stores a new one for each
-# tenant it touches). A write to one tenant leaves the other tenants' matrices current. Absent in a
-# store no write of this version touched yet.
+# Readers cache what they read from the file (the vector matrices) under random tokens of the ``meta``
+# table, so they can tell whether it is still current (:mod:`brain_graph.stores.embedded.vectors`):
+# ``file_version`` for the whole file (a write that records a profile's identity, or names no tenants)
+# and ``data_version:<tenant id>`` for one tenant (every write stores a new one for each tenant it
+# touches): a write to one tenant leaves the other tenants' matrices current. ``data_version`` is
+# the whole-file token of versions before these (their readers key on it alone): every write still
+# stores a new one, and records it as ``data_version_seen``; a ``data_version`` other than the one
+# seen was stored by such an older writer, and then makes the whole file stale. Absent in a store no
+# write of this version touched yet.
 DATA_VERSION_KEY = "data_version"
+SEEN_VERSION_KEY = "data_version_seen"
+FILE_VERSION_KEY = "file_version"
 TENANT_VERSION_PREFIX = "data_version:"
-BUMP_DATA_VERSION = (
-    f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{DATA_VERSION_KEY}', lower(hex(randomblob(16))))"
-)
+_TOKEN = "lower(hex(randomblob(16)))"
+BUMP_DATA_VERSION = f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{DATA_VERSION_KEY}', {_TOKEN})"
+_DATA_VERSION = f"(SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}')"
+MARK_DATA_VERSION_SEEN = f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{SEEN_VERSION_KEY}', {_DATA_VERSION})"
+BUMP_FILE_VERSION = f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{FILE_VERSION_KEY}', {_TOKEN})"
 BUMP_TENANT_VERSIONS = (
-    f"INSERT OR REPLACE INTO meta (key, value) SELECT '{TENANT_VERSION_PREFIX}' || value, lower(hex(randomblob(16)))"
-    " FROM json_each(?)"
+    f"INSERT OR REPLACE INTO meta (key, value) SELECT '{TENANT_VERSION_PREFIX}' || value, {_TOKEN} FROM json_each(?)"
 )
+# (file token, an older writer's token or NULL, tenant token)
 READ_DATA_VERSIONS = (
-    f"SELECT (SELECT value FROM meta WHERE key = '{DATA_VERSION_KEY}'),"
+    f"SELECT (SELECT value FROM meta WHERE key = '{FILE_VERSION_KEY}'),"
+    f" (SELECT d.value FROM meta d WHERE d.key = '{DATA_VERSION_KEY}'"
+    f"  AND d.value IS NOT (SELECT value FROM meta WHERE key = '{SEEN_VERSION_KEY}')),"
     f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant)"
 )
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"

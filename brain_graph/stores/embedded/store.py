@@ -239,7 +239,10 @@ class EmbeddedStore:
             }
             for query in queries:
                 check_query_matches(query, indexed.get(query.profile_id))
-            [(file_version, tenant_version)] = self._rows(db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id})
+            [(file_version, older_writer, tenant_version)] = self._rows(
+                db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id}
+            )
+            file_token = f"{file_version}/{older_writer}"  # an older writer's token makes the whole file stale
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
             cache = self.vector_cache if self.vector_cache is not None else shared_cache()
             file_key = self._file_key()
@@ -250,7 +253,7 @@ class EmbeddedStore:
             matrices = {}
             in_use: list[CacheKey] = []  # this query's matrices: loading the next one does not evict them
             for profile_id, vector in vectors_by_profile.items():
-                key = (file_key, file_version, tenant_version, scope.tenant_id, profile_id)
+                key = (file_key, file_token, tenant_version, scope.tenant_id, profile_id)
                 if named is None:
                     load = partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector))
                     matrices[profile_id] = cache.get_or_load(key, load, in_use=in_use)

@@ -19,7 +19,9 @@ from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIn
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.embedded.schema import (
     BUMP_DATA_VERSION,
+    BUMP_FILE_VERSION,
     BUMP_TENANT_VERSIONS,
+    MARK_DATA_VERSION_SEEN,
     NODE_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
@@ -126,8 +128,10 @@ def _transaction(path: Path, tenants: Iterable[str] | None = None) -> Iterator[s
     try:
         connection.execute("BEGIN IMMEDIATE")
         yield connection
+        connection.execute(BUMP_DATA_VERSION)  # readers of older versions: all they cached is stale
+        connection.execute(MARK_DATA_VERSION_SEEN)  # stored by a writer of this version
         if tenants is None:
-            connection.execute(BUMP_DATA_VERSION)  # readers' cached vectors of the file are now stale
+            connection.execute(BUMP_FILE_VERSION)  # readers' cached vectors of the file are now stale
         else:
             connection.execute(BUMP_TENANT_VERSIONS, (json.dumps(sorted(set(tenants))),))
         connection.execute("COMMIT")
@@ -201,7 +205,7 @@ def write_load(
                     f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
                 )
         if _record_profiles(connection, profiles):
-            connection.execute(BUMP_DATA_VERSION)  # a profile's identity is new: every reader reads again
+            connection.execute(BUMP_FILE_VERSION)  # a profile's identity is new: every reader reads again
         _upsert_nodes(connection, nodes)
         error = dangling_edge_error(edges, _missing_nodes(connection, outside_ends(nodes, edges)))
         if error is not None:
@@ -341,7 +345,7 @@ def write_changes(path: Path, changes: ChangeSet) -> None:
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
         if _check_identities(connection, changes.profiles):
-            connection.execute(BUMP_DATA_VERSION)  # a new profile: every reader reads again
+            connection.execute(BUMP_FILE_VERSION)  # a new profile: every reader reads again
         connection.executemany(
             "DELETE FROM edges WHERE tenant_id = ? AND from_node_id = ? AND edge_type = ? AND to_node_id = ?",
             [(e.tenant_id, e.from_node_id, e.edge_type, e.to_node_id) for e in changes.delete_edges],
