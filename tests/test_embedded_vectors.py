@@ -80,6 +80,13 @@ def searched(store: EmbeddedStore, query: Sequence[float], **kwargs: object) -> 
     return [(hit.node_id, hit.score) for hit in hits]
 
 
+def statements(store: EmbeddedStore, queries: Sequence[VectorQuery], scope: AccessScope) -> int:
+    """SQLite statements one vector query of ``store`` sends (top 5, no project filter)."""
+    before = store.round_trips()["sqlite"]
+    store.query(queries, scope=scope, project_key=None, top_k=5)
+    return store.round_trips()["sqlite"] - before
+
+
 def records(vectors: Sequence[VectorRecord]) -> list[NodeRecord]:
     seen: dict[tuple[str, str], NodeRecord] = {}
     for v in vectors:
@@ -327,13 +334,8 @@ def test_a_cached_search_sends_two_statements(tmp_path: Path) -> None:
     load(store, vectors)
     queries = [VectorQuery(WORK, vectors[0].vector, EMBEDDER), VectorQuery(DOC, vectors[0].vector, EMBEDDER)]
 
-    def statements() -> int:
-        before = store.round_trips()["sqlite"]
-        store.query(queries, scope=SCOPES["public"], project_key=None, top_k=5)
-        return store.round_trips()["sqlite"] - before
-
-    assert statements() == 4  # profiles, data version, one read per profile
-    assert statements() == 2  # profiles, data version
+    assert statements(store, queries, SCOPES["public"]) == 4  # profiles, data version, one read per profile
+    assert statements(store, queries, SCOPES["public"]) == 2  # profiles, data version
 
 
 def test_scores_match_the_reference_at_the_default_dimension(tmp_path: Path) -> None:
@@ -418,27 +420,25 @@ def test_a_write_to_one_tenant_keeps_the_other_tenants_matrices(tmp_path: Path) 
     scopes = {tenant: AccessScope(tenant, all_secured=True) for tenant in ("t1", "t2")}
     queries = [VectorQuery(WORK, list(query), EMBEDDER)]
 
-    def statements(tenant: str) -> int:
-        before = reader.round_trips()["sqlite"]
-        reader.query(queries, scope=scopes[tenant], project_key=None, top_k=5)
-        return reader.round_trips()["sqlite"] - before
+    def read(tenant: str) -> int:
+        return statements(reader, queries, scopes[tenant])
 
-    assert (statements("t1"), statements("t2")) == (3, 3)  # profiles, versions, vectors
-    assert (statements("t1"), statements("t2")) == (2, 2)  # cached
+    assert (read("t1"), read("t2")) == (3, 3)  # profiles, versions, vectors
+    assert (read("t1"), read("t2")) == (2, 2)  # cached
     changed = VectorRecord("t1", first[1].node_id, WORK, first[1].project_key, False, (), [-x for x in query])
     writer.apply(ChangeSet(upsert_nodes=records([changed]), upsert_vectors=[changed], profiles=PROFILES))
-    assert (statements("t2"), statements("t1")) == (2, 3)  # only t1 is read again
+    assert (read("t2"), read("t1")) == (2, 3)  # only t1 is read again
     args = {"profile": WORK, "scope": scopes["t1"], "project_key": None, "top_k": 300}
     assert searched(reader, query, **args) == reference(
         [*(v for v in first if v.node_id != changed.node_id), changed], query, **args
     )
     load(writer, tricky_table(rng, "t1", 30), replace=True)
-    assert (statements("t2"), statements("t1")) == (2, 3)
+    assert (read("t2"), read("t1")) == (2, 3)
     writer.drop_tenants(["t1"])
-    assert (statements("t2"), statements("t1")) == (2, 3)
+    assert (read("t2"), read("t1")) == (2, 3)
     new_profile = [ProfileIndexInfo("code", EMBEDDER, DIM)]
     writer.apply(ChangeSet(upsert_nodes=records(first[:1]), profiles=new_profile))
-    assert (statements("t2"), statements("t1")) == (3, 3)  # a recorded profile: every tenant read again
+    assert (read("t2"), read("t1")) == (3, 3)  # a recorded profile: every tenant read again
 
 
 def test_similarity_without_a_cached_matrix_reads_the_named_rows_only(tmp_path: Path) -> None:
@@ -483,13 +483,9 @@ def test_a_query_needing_more_than_the_budget_keeps_its_first_matrices(tmp_path:
     store.vector_cache = VectorCache(max(sizes) + min(sizes) // 2)
     queries = [VectorQuery(WORK, vectors[0].vector, EMBEDDER), VectorQuery(DOC, vectors[0].vector, EMBEDDER)]
 
-    def statements() -> int:
-        before = store.round_trips()["sqlite"]
-        store.query(queries, scope=SCOPES["public"], project_key=None, top_k=5)
-        return store.round_trips()["sqlite"] - before
-
-    assert statements() == 4  # profiles, versions, both matrices
-    assert [statements() for _ in range(3)] == [3, 3, 3]  # the first is kept, the second read again
+    assert statements(store, queries, SCOPES["public"]) == 4  # profiles, versions, both matrices
+    read = [statements(store, queries, SCOPES["public"]) for _ in range(3)]
+    assert read == [3, 3, 3]  # the first is kept, the second read again
     assert store.vector_cache.nbytes <= store.vector_cache.max_bytes
 
 
@@ -520,18 +516,16 @@ def test_readers_and_writers_of_older_versions_see_every_write(tmp_path: Path) -
 
     queries = [VectorQuery(WORK, list(first[0].vector), EMBEDDER)]
 
-    def statements(tenant: str) -> int:
-        before = reader.round_trips()["sqlite"]
-        reader.query(queries, scope=AccessScope(tenant, all_secured=True), project_key=None, top_k=5)
-        return reader.round_trips()["sqlite"] - before
+    def read(tenant: str) -> int:
+        return statements(reader, queries, AccessScope(tenant, all_secured=True))
 
-    assert (statements("t1"), statements("t2")) == (3, 3)
+    assert (read("t1"), read("t2")) == (3, 3)
     token = older_readers_token()
     changed = VectorRecord("t1", first[1].node_id, WORK, first[1].project_key, True, ("user:alice",), first[1].vector)
     writer.apply(ChangeSet(upsert_nodes=records([changed]), upsert_vectors=[changed], profiles=PROFILES))
     assert older_readers_token() != token  # a tenant-scoped write still tells older readers
-    assert (statements("t2"), statements("t1")) == (2, 3)
+    assert (read("t2"), read("t1")) == (2, 3)
     with sqlite3.connect(path) as connection:  # what an older writer does on each write
         connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('data_version', 'older-writer')")
-    assert (statements("t2"), statements("t1")) == (3, 3)  # every tenant read again
-    assert (statements("t2"), statements("t1")) == (2, 2)
+    assert (read("t2"), read("t1")) == (3, 3)  # every tenant read again
+    assert (read("t2"), read("t1")) == (2, 2)
