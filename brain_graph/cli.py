@@ -21,6 +21,7 @@ from brain_graph.environment import read_settings
 from brain_graph.errors import (
     AuthorizationError,
     BrainGraphError,
+    CapacityError,
     ConfigurationError,
     DatasetError,
     InvalidRequestError,
@@ -65,6 +66,7 @@ DEMO_SEARCHES: tuple[dict[str, Any], ...] = (
 EXIT_CODES: dict[type[BrainGraphError], int] = {
     InvalidRequestError: 2,
     DatasetError: 2,
+    CapacityError: 2,
     ConfigurationError: 2,
     AuthorizationError: 3,
 }

@@ -94,6 +94,13 @@ class BackendUnavailableError(BrainGraphError, ConnectionError):
         super().__init__(f"{backend} unavailable: {detail}")
 
 
+class CapacityError(BrainGraphError):
+    """A request or a write needs more than a server's configured limit allows (e.g. the memory Neo4j
+    grants one transaction); nothing was written. Send less at once, or raise the server's limit."""
+
+    code = "CAPACITY_EXCEEDED"
+
+
 INTERNAL_MESSAGE = "internal error; the server log has the details"
 
 

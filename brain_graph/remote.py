@@ -25,6 +25,7 @@ from brain_graph.errors import (
     AuthorizationError,
     BackendUnavailableError,
     BrainGraphError,
+    CapacityError,
     ConfigurationError,
     ForbiddenError,
     InvalidRequestError,
@@ -109,6 +110,7 @@ REMOTE_ERRORS: dict[str, Callable[[str], BrainGraphError]] = {
     "ForbiddenError": ForbiddenError,
     "AuthorizationError": AuthorizationError,
     "ConfigurationError": ConfigurationError,
+    "CapacityError": CapacityError,
 }
 
 

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from brain_graph.errors import (
     AuthorizationError,
     BackendUnavailableError,
+    CapacityError,
     InternalError,
     InvalidRequestError,
     RateLimitedError,
@@ -41,8 +42,15 @@ from brain_graph.wire import SearchRequest
 logger = logging.getLogger("brain_graph.pipeline")
 server_logger = logging.getLogger("brain_graph.server")  # failures of server runs, with the details callers do not get
 SERVER_UNAVAILABLE_DETAIL = "retry later (the server log has the details)"
-# What the caller of a server run is told as it is: its request's faults (input, access, rate).
-CALLER_ERRORS: tuple[type[Exception], ...] = (InvalidRequestError, AuthorizationError, RateLimitedError, GraphBubbleUp)
+# What the caller of a server run is told as it is: its request's faults (input, access, rate, a search too
+# large for a server's limits).
+CALLER_ERRORS: tuple[type[Exception], ...] = (
+    InvalidRequestError,
+    AuthorizationError,
+    RateLimitedError,
+    CapacityError,
+    GraphBubbleUp,
+)
 
 MAX_LOGGED_QUERY_CHARS = 200
 RESULT_KEYS = ("hits", "graphNodes", "graphEdges", "candidates", "episodes", "passages")

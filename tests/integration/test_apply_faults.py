@@ -1,6 +1,6 @@
 """``apply`` on Neo4j + Weaviate is all or nothing: a failure at any point (a Weaviate write midway, the
-Neo4j commit after Weaviate was written) leaves both stores exactly as they were, vectors included;
-concurrent changes of a new tenant both land."""
+Neo4j commit after Weaviate was written, a change larger than Neo4j allows one transaction) leaves both
+stores exactly as they were, vectors included; concurrent changes of a new tenant both land."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import neo4j
 import pytest
 from neo4j.exceptions import ServiceUnavailable
 
-from brain_graph.errors import BackendUnavailableError
+from brain_graph.errors import BackendUnavailableError, CapacityError
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
@@ -203,6 +203,26 @@ def test_a_failed_restore_is_named_in_the_original_error(
     after = everything(backend, tenant)
     assert after[:2] == before[:2]  # Neo4j rolled back (Weaviate may hold part of the change)
     assert (after[2].nodes, after[2].edges) == (before[2].nodes, before[2].edges)  # type: ignore[attr-defined]
+
+
+def test_a_change_larger_than_a_neo4j_transaction_may_hold_is_a_capacity_error(
+    backend: Neo4jWeaviateBackend, tenant: str
+) -> None:
+    """6,000 nodes with 1,000-entry ACLs (about 200 MB of strings) exceed the test server's transaction
+    memory (70% of its 1 GB heap): the caller is told to send less at once, not that Neo4j is down,
+    and nothing of the change is written."""
+    before = everything(backend, tenant)
+    acl = tuple(f"group:member-of-a-long-acl-{index:05d}" for index in range(1_000))
+    change = ChangeSet(
+        upsert_nodes=[
+            NodeRecord(tenant, f"big{index}", "cdm.work_item", "P", f"big {index}", None, True, acl)
+            for index in range(6_000)
+        ]
+    )
+    with pytest.raises(CapacityError, match=r"^neo4j: .*\(dbms\.memory\.transaction\.[a-z_.]+ reached\); nothing "):
+        backend.apply(change)
+    assert everything(backend, tenant) == before
+    backend.apply(big_change(tenant))  # the server is fine: the next change lands
 
 
 def test_a_failed_change_does_not_create_its_tenant(

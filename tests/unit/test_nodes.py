@@ -316,3 +316,13 @@ def test_a_server_run_hides_a_misconfigured_store(tmp_path: Path, caplog: pytest
         graph.invoke(request("token"), SERVER_RUN)  # type: ignore[arg-type]
     assert "secret-volume" not in str(served.value)
     assert any("secret-volume" in record.getMessage() for record in caplog.records)
+
+
+def test_a_search_too_large_for_a_server_is_told_to_the_caller_as_it_is() -> None:
+    from brain_graph.errors import CapacityError
+    from brain_graph.graphql.errors import code_of
+    from brain_graph.steps import served_error
+
+    error = CapacityError("neo4j: the transaction needs more memory than the server allows")
+    assert served_error("expand", error) is None  # the request's own fault: lower maxNodes, expandDepth or topK
+    assert code_of(error) == "CAPACITY_EXCEEDED"

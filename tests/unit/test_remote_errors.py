@@ -11,6 +11,7 @@ from brain_graph.errors import (
     AuthenticationError,
     BackendUnavailableError,
     BrainGraphError,
+    CapacityError,
     ForbiddenError,
     InvalidRequestError,
     RateLimitedError,
@@ -20,7 +21,12 @@ from brain_graph.remote import remote_error, status_error
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("ForbiddenError", ForbiddenError), ("AuthenticationError", AuthenticationError), ("Other", BrainGraphError)],
+    [
+        ("ForbiddenError", ForbiddenError),
+        ("AuthenticationError", AuthenticationError),
+        ("CapacityError", CapacityError),
+        ("Other", BrainGraphError),
+    ],
 )
 def test_remote_run_errors_keep_their_type_and_message(name: str, kind: type[Exception]) -> None:
     error = remote_error(RemoteException({"error": name, "message": "principal 'a' may not read tenant 'b'"}))

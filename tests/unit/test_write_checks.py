@@ -59,3 +59,37 @@ def test_a_change_is_checked_like_a_load_plus_its_deletes() -> None:
         check_changes(ChangeSet(delete_edges=[EdgeRecord("t", "not-a-type", "a", "b")]))
     with pytest.raises(DatasetError, match="deleted node"):
         check_changes(ChangeSet(delete_nodes=[NodeKey("t", "bad\nid")]))
+
+
+def test_each_distinct_acl_entry_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes sharing ACL entries are checked without parsing the same entry again."""
+    from brain_graph import write_checks
+
+    parsed: list[object] = []
+    original = write_checks.parse_acl_entry
+
+    def counting(entry: object) -> object:
+        parsed.append(entry)
+        return original(entry)
+
+    monkeypatch.setattr(write_checks, "parse_acl_entry", counting)
+    write_checks._cached_entry_problem.cache_clear()
+    acl = tuple(f"group:g{index}" for index in range(50))
+    nodes = [NodeRecord("t", f"n{index}", "cdm.doc", None, "title", None, True, acl) for index in range(40)]
+    check_load(nodes, [], [], [])
+    assert sorted(parsed) == sorted(acl)
+
+
+@pytest.mark.parametrize(
+    ("acl", "problem"),
+    [
+        (("group:ok", "alice"), "acl: ACL entry 'alice' is neither 'user:<id>' nor 'group:<name>'"),
+        (("group:ok", 7), "acl: ACL entry '7' is neither 'user:<id>' nor 'group:<name>'"),
+        (("group:ok", ["group:x"]), "acl: ACL entry \"['group:x']\" is neither 'user:<id>' nor 'group:<name>'"),
+    ],
+)
+def test_a_bad_acl_entry_is_refused_cached_or_not(acl: tuple[object, ...], problem: str) -> None:
+    node = NodeRecord("t", "n", "cdm.doc", None, "title", None, True, acl)  # type: ignore[arg-type]
+    for _ in range(2):  # the second time from the cache
+        with pytest.raises(DatasetError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+            check_load([node], [], [], [])

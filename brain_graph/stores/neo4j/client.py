@@ -11,13 +11,17 @@ statement). Driver and server errors become
 :class:`~brain_graph.errors.BackendUnavailableError` naming ``neo4j``, except what the URI itself gets
 wrong: a URI :func:`uri_problem` refuses, or one the driver refuses (its configuration and value
 errors, e.g. an address it cannot resolve as given), is a
-:class:`~brain_graph.errors.ConfigurationError` naming ``NEO4J_URI``. Every statement sent is counted
+:class:`~brain_graph.errors.ConfigurationError` naming ``NEO4J_URI``; and a transaction that reaches the
+server's transaction memory limit (:data:`MEMORY_LIMIT_CODES`: a change or a search too large for
+one transaction, rolled back) is a :class:`~brain_graph.errors.CapacityError` naming the setting,
+not an outage. Every statement sent is counted
 (:attr:`Neo4jClient.round_trips`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -28,12 +32,36 @@ import neo4j
 from neo4j.exceptions import ConfigurationError as DriverConfigurationError
 from neo4j.exceptions import DriverError, Neo4jError
 
-from brain_graph.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.errors import BackendUnavailableError, BrainGraphError, CapacityError, ConfigurationError
 
 BACKEND = "neo4j"
 LIVENESS_CHECK_S = 1.0
 T = TypeVar("T")
 URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+# The server refused memory to a transaction: the pool of all transactions (51N72) or the limit of one
+# (51N73) was reached. The transaction is rolled back; the server itself is fine.
+MEMORY_LIMIT_CODES = frozenset(
+    {
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.TransientError.General.TransactionMemoryLimit",
+        "Neo.TransientError.General.TransactionOutOfMemoryError",
+    }
+)
+_MEMORY_SETTING = re.compile(r"\b((?:dbms|db)\.memory\.transaction\.[a-z_.]+)")
+
+
+def memory_limit_error(error: Neo4jError) -> CapacityError | None:
+    """The :class:`CapacityError` of a transaction the server refused memory (None: another error),
+    naming the setting the server says was reached."""
+    if error.code not in MEMORY_LIMIT_CODES:
+        return None
+    found = _MEMORY_SETTING.search(str(getattr(error, "message", None) or error))
+    setting = found.group(1) if found else "db.memory.transaction.max"
+    return CapacityError(
+        f"{BACKEND}: the transaction needs more memory than the server allows ({setting} reached); nothing was "
+        "written: send less at once (a smaller change, or a search with lower maxNodes, expandDepth or topK), "
+        "or raise that server setting"
+    )
 
 
 class ThreadSession:
@@ -127,6 +155,12 @@ class Neo4jClient:
         with self._lock:
             self.round_trips += 1
 
+    def failure(self, error: Exception) -> BrainGraphError:
+        """The error to raise for a driver or server error: a :class:`CapacityError` for a transaction
+        the server refused memory, else :meth:`unavailable`."""
+        limited = memory_limit_error(error) if isinstance(error, Neo4jError) else None
+        return limited if limited is not None else self.unavailable(error)
+
     def unavailable(self, error: Exception) -> BackendUnavailableError:
         """The :class:`BackendUnavailableError` of a driver or server error."""
         text = str(getattr(error, "message", None) or error) or type(error).__name__
@@ -144,7 +178,7 @@ class Neo4jClient:
                 raise
             raise self._misconfigured(f"refused by the neo4j driver: {error}") from None
         except (DriverError, Neo4jError) as error:
-            raise self.unavailable(error) from None
+            raise self.failure(error) from None
 
     def _read_session(self, driver: neo4j.Driver) -> neo4j.Session:
         """This thread's READ session on ``driver`` (sessions are not thread-safe; each borrows a pooled
