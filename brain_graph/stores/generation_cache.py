@@ -1,7 +1,7 @@
 """The generation each tenant's searches last saw, so a search queries Weaviate before it reads Neo4j.
 
 An entry is only a guess: the search's first Neo4j statement reads the tenant's pointer too, and when
-it names another generation the search is redone once with it (see
+it names another generation the search is redone with it (see
 :mod:`brain_graph.stores.neo4j_weaviate_reads`). Entries are ordered by when their read was SENT
 (:meth:`GenerationCache.stamp` before the statement, :meth:`~GenerationCache.put` after it): a read
 sent later replaces one sent earlier, never the reverse, so a slow search that read the pointer before

@@ -10,7 +10,7 @@ Generations
     the Weaviate tenant ``tenant_name(tenant, generation)``, and the pointer
     ``(:BrainTenant {tenantId, generation})`` names the generation searches see. A search queries the
     Weaviate tenant of the generation this process last saw for the tenant, and its first Neo4j
-    statement checks that against the pointer (redoing the search once when it is stale), so a search
+    statement checks that against the pointer (redoing the search when it is stale), so a search
     that starts after a load, apply or drop returned sees only its result; every Neo4j read joins the
     pointer itself. A search that runs while a load flips may combine two generations.
 

@@ -8,7 +8,9 @@ Generations: the Weaviate tenant to query is the tenant's generation as last see
 (:class:`~brain_graph.stores.generation_cache.GenerationCache`). The Neo4j statement of ``seeds`` reads
 the pointer in the same statement as the hits' metadata; when it names another generation (a load,
 apply or drop happened since), the cache is updated and the vector search and the statement are
-redone once with that generation (Weaviate ``P`` + Neo4j ``1`` more). The first search of a tenant in
+redone with that generation (Weaviate ``P`` + Neo4j ``1`` more), at most :data:`GENERATION_REDOS`
+times: a second flip during the redo (whose clean-up may delete the Weaviate tenant the redo is about
+to query) takes one more. The first search of a tenant in
 a process reads its generation first (Neo4j ``1`` more). So a search that starts after a load, apply or
 drop returned sees only its result: the pointer it validates against was flipped before the search
 began. A search that overlaps a flip may combine two generations (each statement sees one).
@@ -34,6 +36,8 @@ from brain_graph.stores.neo4j.generations import Neo4jGenerations
 from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 
+GENERATION_REDOS = 2  # redos of a search whose generation moved (one per flip it overlapped)
+
 
 class ServerSearchReads:
     """:class:`~brain_graph.stores.base.SearchReads` over Weaviate (vectors) and Neo4j (the graph)."""
@@ -56,7 +60,7 @@ class ServerSearchReads:
     ) -> Seeds:
         tenant = scope.tenant_id
         generation = self._generation(tenant)
-        for attempt in range(2):
+        for attempt in range(GENERATION_REDOS + 1):
             raw = self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
             ranked = best_hits(raw, top_k)
             stamp = self.cache.stamp()
@@ -64,7 +68,7 @@ class ServerSearchReads:
                 [hit.node_id for hit in ranked], scope=scope, link_types=link_types, max_degree=max_degree
             )
             self.cache.put(tenant, found.generation, stamp)
-            if found.generation == generation or attempt == 1:
+            if found.generation == generation or attempt == GENERATION_REDOS:
                 break
             generation = found.generation
         nodes = {node.node_id: node for node in found.nodes}

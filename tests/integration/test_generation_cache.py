@@ -1,6 +1,7 @@
 """A search sees the data of every load, apply and drop that returned before it started, although the
 Neo4j + Weaviate backend queries Weaviate at the generation it last saw for the tenant (the
-generation check in its first Neo4j statement redoes the search once when that is stale)."""
+generation check in its first Neo4j statement redoes the search when that is stale, again when a
+second flip overtook the redo)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from brain_graph.graph import build_graph
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
 from brain_graph.stores.generation_cache import GenerationCache
+from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from tests.integration.conftest import with_tenant_prefix
 from tests.integration.servers import connect, unique_prefix
@@ -72,6 +74,42 @@ def test_a_search_after_a_reload_or_drop_sees_only_its_result(
 
         writer.drop_tenants([tenant])
         assert search(searcher, tenant, query)["hits"] == []
+    finally:
+        writer.drop_tenants([tenant])
+
+
+def test_a_flip_that_overtakes_the_redo_of_a_stale_search_is_followed(
+    two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search's cached generation is stale (a reload happened), and a second reload flips and
+    cleans up between its generation check and its redo: the redo's Weaviate tenant is gone, and the
+    search follows the pointer once more instead of returning no hits."""
+    searcher, writer = two_backends
+    base = with_tenant_prefix(synthetic_dataset(80, tenants=1, seed=5), unique_prefix("gen"))
+    tenant = base.nodes[0].tenant_id
+    profiles = SearchServices(backend=writer).profiles
+    query = next(n.title for n in base.nodes if n.node_type == "cdm.work_item" and not n.secured and n.title)
+    try:
+        load_dataset(titled(base, "first"), writer, profiles)
+        assert search(searcher, tenant, query)["hits"]  # the searcher caches the first generation
+        load_dataset(titled(base, "second"), writer, profiles)
+        original = Neo4jSearchReads.seeds
+        checks = 0
+
+        def seeds_then_reload(self: Neo4jSearchReads, *args: Any, **kwargs: Any) -> Any:
+            nonlocal checks
+            found = original(self, *args, **kwargs)
+            checks += 1
+            if checks == 1:  # the check found the second generation: the third replaces it before the redo
+                load_dataset(titled(base, "third"), writer, profiles)
+            return found
+
+        monkeypatch.setattr(Neo4jSearchReads, "seeds", seeds_then_reload)
+        result = search(searcher, tenant, query)
+        monkeypatch.undo()
+        assert result["hits"]
+        assert all(h["title"].endswith(" third") for h in result["hits"])
+        assert checks == 3
     finally:
         writer.drop_tenants([tenant])
 
