@@ -6,6 +6,7 @@ second flip overtook the redo)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from benchmarks.synthetic import synthetic_dataset
 from brain_graph.dataset import Dataset, load_dataset
 from brain_graph.graph import build_graph
+from brain_graph.profiles import ProfileRegistry
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
 from brain_graph.stores.generation_cache import GenerationCache
@@ -49,69 +51,80 @@ def search(backend: Neo4jWeaviateBackend, tenant: str, query: str) -> dict[str, 
     return build_graph(SearchServices(backend=backend)).invoke(cast(BrainSearchInput, request))
 
 
-def test_a_search_after_a_reload_or_drop_sees_only_its_result(
-    two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend],
-) -> None:
-    searcher, writer = two_backends
+@dataclass(frozen=True)
+class Tenant:
+    """A synthetic tenant to load again and again, with the profiles to embed it and a query that hits it."""
+
+    base: Dataset
+    tenant: str
+    profiles: ProfileRegistry
+    query: str
+
+
+@pytest.fixture
+def synthetic(two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend]) -> Iterator[Tenant]:
+    """An 80-node tenant, not loaded yet; dropped afterwards."""
+    writer = two_backends[1]
     base = with_tenant_prefix(synthetic_dataset(80, tenants=1, seed=5), unique_prefix("gen"))
-    tenant = base.nodes[0].tenant_id
-    profiles = SearchServices(backend=writer).profiles
     query = next(n.title for n in base.nodes if n.node_type == "cdm.work_item" and not n.secured and n.title)
+    tenant = base.nodes[0].tenant_id
     try:
-        load_dataset(titled(base, "first"), writer, profiles)
-        first = search(searcher, tenant, query)
-        assert first["hits"]
-        assert all(h["title"].endswith(" first") for h in first["hits"])
-
-        load_dataset(titled(base, "second"), writer, profiles)  # a replace-load: a new generation
-        before = searcher.round_trips()
-        second = search(searcher, tenant, query)
-        after = searcher.round_trips()
-        assert second["hits"]
-        assert all(h["title"].endswith(" second") for h in second["hits"])
-        assert all(n["label"].endswith(" second") for n in second["graphNodes"] if n["label"])
-        assert after["neo4j"] - before["neo4j"] == 3  # the stale generation costs one more statement
-
-        writer.drop_tenants([tenant])
-        assert search(searcher, tenant, query)["hits"] == []
+        yield Tenant(base, tenant, SearchServices(backend=writer).profiles, query)
     finally:
         writer.drop_tenants([tenant])
 
 
+def test_a_search_after_a_reload_or_drop_sees_only_its_result(
+    two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend], synthetic: Tenant
+) -> None:
+    searcher, writer = two_backends
+    base, tenant, profiles, query = synthetic.base, synthetic.tenant, synthetic.profiles, synthetic.query
+    load_dataset(titled(base, "first"), writer, profiles)
+    first = search(searcher, tenant, query)
+    assert first["hits"]
+    assert all(h["title"].endswith(" first") for h in first["hits"])
+
+    load_dataset(titled(base, "second"), writer, profiles)  # a replace-load: a new generation
+    before = searcher.round_trips()
+    second = search(searcher, tenant, query)
+    after = searcher.round_trips()
+    assert second["hits"]
+    assert all(h["title"].endswith(" second") for h in second["hits"])
+    assert all(n["label"].endswith(" second") for n in second["graphNodes"] if n["label"])
+    assert after["neo4j"] - before["neo4j"] == 3  # the stale generation costs one more statement
+
+    writer.drop_tenants([tenant])
+    assert search(searcher, tenant, query)["hits"] == []
+
+
 def test_a_flip_that_overtakes_the_redo_of_a_stale_search_is_followed(
-    two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend], monkeypatch: pytest.MonkeyPatch
+    two_backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend], synthetic: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The search's cached generation is stale (a reload happened), and a second reload flips and
     cleans up between its generation check and its redo: the redo's Weaviate tenant is gone, and the
     search follows the pointer once more instead of returning no hits."""
     searcher, writer = two_backends
-    base = with_tenant_prefix(synthetic_dataset(80, tenants=1, seed=5), unique_prefix("gen"))
-    tenant = base.nodes[0].tenant_id
-    profiles = SearchServices(backend=writer).profiles
-    query = next(n.title for n in base.nodes if n.node_type == "cdm.work_item" and not n.secured and n.title)
-    try:
-        load_dataset(titled(base, "first"), writer, profiles)
-        assert search(searcher, tenant, query)["hits"]  # the searcher caches the first generation
-        load_dataset(titled(base, "second"), writer, profiles)
-        original = Neo4jSearchReads.seeds
-        checks = 0
+    base, tenant, profiles, query = synthetic.base, synthetic.tenant, synthetic.profiles, synthetic.query
+    load_dataset(titled(base, "first"), writer, profiles)
+    assert search(searcher, tenant, query)["hits"]  # the searcher caches the first generation
+    load_dataset(titled(base, "second"), writer, profiles)
+    original = Neo4jSearchReads.seeds
+    checks = 0
 
-        def seeds_then_reload(self: Neo4jSearchReads, *args: Any, **kwargs: Any) -> Any:
-            nonlocal checks
-            found = original(self, *args, **kwargs)
-            checks += 1
-            if checks == 1:  # the check found the second generation: the third replaces it before the redo
-                load_dataset(titled(base, "third"), writer, profiles)
-            return found
+    def seeds_then_reload(self: Neo4jSearchReads, *args: Any, **kwargs: Any) -> Any:
+        nonlocal checks
+        found = original(self, *args, **kwargs)
+        checks += 1
+        if checks == 1:  # the check found the second generation: the third replaces it before the redo
+            load_dataset(titled(base, "third"), writer, profiles)
+        return found
 
-        monkeypatch.setattr(Neo4jSearchReads, "seeds", seeds_then_reload)
-        result = search(searcher, tenant, query)
-        monkeypatch.undo()
-        assert result["hits"]
-        assert all(h["title"].endswith(" third") for h in result["hits"])
-        assert checks == 3
-    finally:
-        writer.drop_tenants([tenant])
+    monkeypatch.setattr(Neo4jSearchReads, "seeds", seeds_then_reload)
+    result = search(searcher, tenant, query)
+    monkeypatch.undo()
+    assert result["hits"]
+    assert all(h["title"].endswith(" third") for h in result["hits"])
+    assert checks == 3
 
 
 def test_a_read_sent_earlier_never_replaces_one_sent_later() -> None:
