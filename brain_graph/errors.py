@@ -96,7 +96,8 @@ class BackendUnavailableError(BrainGraphError, ConnectionError):
 
 class CapacityError(BrainGraphError):
     """A request or a write needs more than a server's configured limit allows (e.g. the memory Neo4j
-    grants one transaction); nothing was written. Send less at once, or raise the server's limit."""
+    grants one transaction); what it tried to write was rolled back. Send less at once, or raise the
+    server's limit."""
 
     code = "CAPACITY_EXCEEDED"
 

@@ -38,8 +38,9 @@ BACKEND = "neo4j"
 LIVENESS_CHECK_S = 1.0
 T = TypeVar("T")
 URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-# The server refused memory to a transaction: the pool of all transactions (51N72) or the limit of one
-# (51N73) was reached. The transaction is rolled back; the server itself is fine.
+# The codes of a transaction the server refused memory: the pool of all transactions
+# (dbms.memory.transaction.total.max) or the limit of one (db.memory.transaction.max) was reached. The
+# transaction is rolled back; the server itself is fine.
 MEMORY_LIMIT_CODES = frozenset(
     {
         "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
@@ -58,8 +59,8 @@ def memory_limit_error(error: Neo4jError) -> CapacityError | None:
     found = _MEMORY_SETTING.search(str(getattr(error, "message", None) or error))
     setting = found.group(1) if found else "db.memory.transaction.max"
     return CapacityError(
-        f"{BACKEND}: the transaction needs more memory than the server allows ({setting} reached); nothing was "
-        "written: send less at once (a smaller change, or a search with lower maxNodes, expandDepth or topK), "
+        f"{BACKEND}: the transaction needs more memory than the server allows ({setting} reached); the transaction "
+        "was rolled back: send less at once (a smaller change, or a search with lower maxNodes, expandDepth or topK), "
         "or raise that server setting"
     )
 
