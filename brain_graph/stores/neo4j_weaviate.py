@@ -32,8 +32,9 @@ Loading (:meth:`Neo4jWeaviateBackend.load`)
     flip, searches see the new data, and what a failed clean-up left is removed by the next load of the
     tenant. A load overtaken by a newer one (its flip refused) removes its own generation and returns:
     the newer data stays. So does a load a drop of its tenant overtook (the drop leaves a tombstone
-    pointer, see :meth:`Neo4jWeaviateBackend.drop_tenants`). Generations newer than the current one are
-    never deleted. A merge-load
+    pointer, see :meth:`Neo4jWeaviateBackend.drop_tenants`), even when the drop deleted the Weaviate
+    tenant it was writing: the other tenants' vectors are then written again. Generations newer than
+    the current one are never deleted. A merge-load
     (``replace=False``) upserts into the current generation (a tenant without one is loaded as by a
     replace-load): idempotent, but not atomic (searches may see part of it while it runs). Exception:
     a load that changes a profile's embedder identity re-indexes that profile before writing (a new
@@ -323,11 +324,34 @@ class Neo4jWeaviateBackend:
             except BaseException:
                 _wait_quietly(vectors_written)  # the graph's error is the one to report
                 raise
-            vectors_written.result()
+            try:
+                vectors_written.result()
+            except BrainGraphError as error:
+                self._write_past_drops(error, vectors, profiles, generations, fresh)
         flips = self.generations.flip(generations)
         for tenant, generation in generations.items():  # no pointer: dropped by an older version meanwhile
             flips.setdefault(tenant, Flip(None, False, generation))
         self.clean_up(flips)
+
+    def _write_past_drops(
+        self,
+        error: BrainGraphError,
+        vectors: Sequence[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+        generations: Mapping[str, int],
+        fresh: Sequence[str],
+    ) -> None:
+        """After the vector write of a load failed: when a drop overtook some of its tenants (deleting the
+        Weaviate tenants being written), the drop wins for those and the vectors of the others are
+        written again (rerunning is safe); else ``error`` stands."""
+        dropped = self.generations.dropped_since(generations)
+        if not dropped:
+            raise error
+        rest = {tenant: generation for tenant, generation in generations.items() if tenant not in dropped}
+        kept = [vector for vector in vectors if vector.tenant_id in rest]
+        if kept:
+            replaced = [tenant for tenant in fresh if tenant in rest]
+            self.weaviate.write(kept, profiles, generations=rest, replace_tenants=replaced)
 
     def _plan(
         self,

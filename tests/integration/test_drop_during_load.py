@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from brain_graph.dataset import Dataset, load_dataset
+from brain_graph.errors import BackendUnavailableError
 from brain_graph.profiles import default_profiles
-from brain_graph.stores.base import EdgeRecord, NodeRecord
+from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorRecord
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from brain_graph.stores.weaviate.naming import tenant_name
 from tests.integration.servers import connect, unique_prefix
@@ -24,8 +25,8 @@ from tests.integration.servers import connect, unique_prefix
 pytestmark = pytest.mark.integration
 
 
-def dataset(tenant: str, tag: str, count: int) -> Dataset:
-    nodes = [
+def node_rows(tenant: str, tag: str, count: int) -> list[dict[str, Any]]:
+    return [
         {
             "tenantId": tenant,
             "id": f"doc-{index}",
@@ -36,7 +37,10 @@ def dataset(tenant: str, tag: str, count: int) -> Dataset:
         }
         for index in range(count)
     ]
-    return Dataset.model_validate({"formatVersion": 1, "nodes": nodes, "edges": []})
+
+
+def dataset(tenant: str, tag: str, count: int) -> Dataset:
+    return Dataset.model_validate({"formatVersion": 1, "nodes": node_rows(tenant, tag, count), "edges": []})
 
 
 def stored(backend: Neo4jWeaviateBackend, tenant: str) -> dict[str, Any]:
@@ -114,3 +118,54 @@ def test_a_load_after_a_drop_is_kept(backends: tuple[Neo4jWeaviateBackend, Neo4j
     assert loading.admin.count(tenant).nodes == 3
     dropping.admin.drop_tenants([tenant])
     assert stored(loading, tenant) == {"neo4j": {}, "weaviate": []}
+
+
+def test_a_drop_that_deletes_the_weaviate_tenant_a_load_is_writing_wins_and_the_other_tenants_load(
+    backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Weaviate refuses a batch whose tenant a drop deletes while it is written ("tenant not found"; a
+    race CI hit). The refusal is injected at the moment of the drop, as the server gives it."""
+    loading, dropping, tenant = backends
+    other = tenant + "-other"
+    insert = loading.weaviate.writes.insert
+    drops: list[str] = []
+
+    async def dropped_meanwhile(client: Any, vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> None:
+        if drops:
+            await insert(client, vectors, generations)
+            return
+        drops.append(tenant)
+        dropping.admin.drop_tenants([tenant])
+        name = tenant_name(tenant, generations[tenant])
+        raise BackendUnavailableError("weaviate", f'Every object failed during insertion: tenant not found: "{name}"')
+
+    monkeypatch.setattr(loading.weaviate.writes, "insert", dropped_meanwhile)
+    nodes = node_rows(tenant, "alpha", 30) + node_rows(other, "beta", 12)
+    try:
+        both = Dataset.model_validate({"formatVersion": 1, "nodes": nodes, "edges": []})
+        load_dataset(both, loading, default_profiles())
+        monkeypatch.undo()
+        assert drops == [tenant]
+        assert stored(loading, tenant) == {"neo4j": {}, "weaviate": []}
+        counts = loading.admin.count(other)
+        assert counts.nodes == 12
+        assert counts.vectors
+        assert all(count == 12 for count in counts.vectors.values())
+    finally:
+        dropping.admin.drop_tenants([other])
+
+
+def test_a_failed_vector_write_without_a_drop_fails_the_load(
+    backends: tuple[Neo4jWeaviateBackend, Neo4jWeaviateBackend, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loading, _, tenant = backends
+    load_dataset(dataset(tenant, "old", 5), loading, default_profiles())
+
+    async def refused(client: Any, vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> None:
+        raise BackendUnavailableError("weaviate", "insertion refused")
+
+    monkeypatch.setattr(loading.weaviate.writes, "insert", refused)
+    with pytest.raises(BackendUnavailableError, match="insertion refused"):
+        load_dataset(dataset(tenant, "alpha", 30), loading, default_profiles())
+    monkeypatch.undo()
+    assert loading.admin.count(tenant).nodes == 5

@@ -79,6 +79,13 @@ FLIP: LiteralString = (
     "coalesce(t.droppedThrough, 0) AS droppedThrough"
 )
 
+# The tenants of a load a drop overtook: dropped after the load read or took its generation.
+DROPPED_SINCE: LiteralString = (
+    "UNWIND $rows AS row "
+    "MATCH (t:BrainTenant {tenantId: row.tenantId}) WHERE coalesce(t.droppedThrough, 0) >= row.generation "
+    "RETURN row.tenantId AS tenantId"
+)
+
 # -- writes ----------------------------------------------------------------------------------
 
 # Generations older than the current one (never the current one, never a newer one being staged).

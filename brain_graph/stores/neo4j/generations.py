@@ -247,6 +247,15 @@ class Neo4jGenerations:
             for r in records
         }
 
+    def dropped_since(self, generations: Mapping[str, int]) -> set[str]:
+        """The tenants of ``generations`` dropped after their generation there was read or taken (read on
+        the leader: a drop that overtook a load)."""
+        if not generations:
+            return set()
+        rows = [{"tenantId": tenant, "generation": g} for tenant, g in sorted(generations.items())]
+        records = self._client.write(lambda session: self._client.commit(session, cypher.DROPPED_SINCE, {"rows": rows}))
+        return {record["tenantId"] for record in records}
+
     def write(self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]) -> None:
         """Write the nodes, then the edges grouped by type (type validated, then interpolated), into the
         generation ``generations`` names for their tenant, each node and edge once (the last given);
