@@ -36,6 +36,7 @@ from functools import lru_cache, wraps
 
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_PRINTABLE_ASCII_LINES = bytes(range(0x20, 0x7F)) + b"\n\t"  # what makes an ASCII text _printable_lines
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc
 _CONTROL_IN_LINE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # Cc except the tab
 # Bidi controls: ALM, LRM, RLM, the embeddings and overrides LRE RLE PDF LRO RLO, the isolates LRI RLI FSI PDI.
@@ -74,7 +75,10 @@ def _lines(text: str) -> list[str]:
 
 def _printable_lines(text: str) -> bool:
     """Whether every character of ``text`` is printable (no control, format or separator character
-    but the space), a line break or a tab: then no line boundary but ``\n`` can be in it."""
+    but the space), a line break or a tab: then no line boundary but ``\n`` can be in it. ASCII text
+    is checked as bytes, in one pass in C (``str.isprintable`` tests each character: 4 ms per MB)."""
+    if text.isascii():
+        return not text.encode("ascii").translate(None, _PRINTABLE_ASCII_LINES)
     return text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()
 
 
