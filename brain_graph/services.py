@@ -47,6 +47,13 @@ class SearchLimits:
 
     MIN_INLINE_CHARS: ClassVar[int] = 8  # room for a cut marker in the escaped or code-span form of a field
 
+    @property
+    def longest_excerpt_chars(self) -> int:
+        """The longest excerpt of a text field a passage may show."""
+        return max(
+            self.doc_excerpt_chars, self.summary_excerpt_chars, self.description_excerpt_chars, self.code_excerpt_chars
+        )
+
     def __post_init__(self) -> None:
         for name in ("max_title_chars", "max_id_chars", "max_kind_chars"):
             if getattr(self, name) < self.MIN_INLINE_CHARS:

@@ -14,6 +14,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from brain_graph.contracts import BrainSearchFilterInput, BrainSearchOptionsInput, QueryText
+from brain_graph.passage_heads import FieldHeadRow
 from brain_graph.requests import as_principal, check_context_services
 from brain_graph.security import Principal
 from brain_graph.wire import (
@@ -81,10 +82,11 @@ class MembershipRow(TypedDict):
 
 
 class PassageTexts(TypedDict):
-    """The text fields of the visible nodes among ``nodeIds`` (the candidates passages are made of)."""
+    """The passage fields of the visible nodes among ``nodeIds`` (the candidates passages are made
+    of), as :class:`~brain_graph.passage_heads.FieldHead` rows: bounded however long the stored text."""
 
     nodeIds: list[str]
-    texts: dict[str, dict[str, str]]
+    texts: dict[str, dict[str, FieldHeadRow]]
 
 
 class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):

@@ -127,19 +127,25 @@ def excerpt(text: str, limit: int, *, code: bool = False) -> str:
     """At most ``limit`` characters of ``text``, cut at a line or word boundary, with a marker saying
     how much was cut: ``… [truncated: N more characters]``. ``code`` keeps indentation. A limit too
     small for the marker gives a plain :func:`clip`."""
-    text = normalize_code(text) if code else normalize(text)
-    if len(text) <= limit:
-        return text
-    marker_room = max(MARKER_ROOM, len(_marker(len(text))))
+    normalized = normalize_code(text) if code else normalize(text)
+    return cut_excerpt(normalized, len(normalized), limit)
+
+
+def cut_excerpt(head: str, chars: int, limit: int) -> str:
+    """:func:`excerpt` of a normalised text of ``chars`` characters that starts with ``head`` (at least
+    its first ``limit`` characters, or all of it): what it shows depends on no character after those."""
+    if chars <= limit:
+        return head
+    marker_room = max(MARKER_ROOM, len(_marker(chars)))
     if limit < marker_room:
-        return clip(text, limit)
+        return head[: limit - 1].rstrip() + ELLIPSIS if limit > 0 else ""  # clip() of the whole text
     cut = limit - marker_room
-    window = text[:cut]
+    window = head[:cut]
     boundary = max(window.rfind("\n"), window.rfind(" "))
     if boundary >= cut // 2:
         window = window[:boundary]
     window = window.rstrip()
-    return window + _marker(len(text) - len(window))
+    return window + _marker(chars - len(window))
 
 
 def longest_backtick_run(text: str) -> int:

@@ -4,38 +4,52 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypedDict
 
+from brain_graph.passage_heads import (
+    FieldHead,
+    field_heads,
+    head_of_row,
+    heads_suffice,
+    source_kind,
+)
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.stores.base import NodeRecord
-from brain_graph.text import clip, excerpt, fence_for, fence_overhead, normalize_code, one_line
-from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
-from brain_graph.wire import NodeMeta, RagPassage, SourceKind
+from brain_graph.text import clip, cut_excerpt, fence_for, fence_overhead, one_line
+from brain_graph.wire import NodeMeta, RagPassage
 
 from .expand import passage_count
 
-SOURCE_KINDS: dict[str, SourceKind] = {WORK_ITEM: "work", DOC: "doc", CODE_FILE: "code"}
 SEPARATOR = "\n\n"
 MIN_PART_CHARS = 40  # a field that would be cut shorter than this is left out, with the fields after it
 MAX_LANGUAGE_CHARS = 32
 _NOT_LANGUAGE = re.compile(r"[^A-Za-z0-9_+#.-]")
 
 
-def source_kind(node_type: str) -> SourceKind:
-    """``work`` | ``doc`` | ``code`` | ``other`` for a node type."""
-    return SOURCE_KINDS.get(node_type, "other")
-
-
 class Part(NamedTuple):
-    """One field of a passage: its raw text, its own limit, how it renders, and for code its language."""
+    """One field of a passage: its text (a title raw; other fields normalised, from their
+    :class:`~brain_graph.passage_heads.FieldHead`), its own limit, how it renders, and for code its
+    language and the fence overhead of the whole code."""
 
     text: str
     limit: int
     form: Literal["title", "prose", "code"] = "prose"
     language: str = ""
+    chars: int = 0
+    fence_chars: int = 0
+
+
+def field_part(head: FieldHead | None, limit: int, *, language: str | None = None) -> Part:
+    """The part of a field (``language`` not None: code)."""
+    if head is None:
+        head = FieldHead("", 0, 0)
+    if language is None:
+        return Part(head.text, limit, chars=head.chars)
+    fence_chars = 2 * max(3, head.ticks + 1) + 2  # fence_overhead of the whole code
+    return Part(head.text, limit, "code", language, head.chars, fence_chars)
 
 
 def code_language(value: Any) -> str:
@@ -43,53 +57,53 @@ def code_language(value: Any) -> str:
     return _NOT_LANGUAGE.sub("", one_line(str(value or "")))[:MAX_LANGUAGE_CHARS]
 
 
-def passage_parts(node: NodeRecord, limits: SearchLimits) -> list[Part]:
+def passage_parts(node: NodeRecord, limits: SearchLimits, heads: Mapping[str, FieldHead] | None = None) -> list[Part]:
     """Work item: title, summary, description. Doc: title, body. Code: path, summary, code.
-    Anything else: title and summary. Each field with its excerpt limit."""
-    text = node.text
+    Anything else: title and summary. Each field with its excerpt limit; ``heads``: the node's
+    :class:`~brain_graph.passage_heads.FieldHead` (else made whole from ``node.text``)."""
+    fields = heads if heads is not None else field_heads(node.node_type, node.text, head_chars=None)
     parts = [Part(node.title or "", limits.max_title_chars, "title")]
     kind = source_kind(node.node_type)
     if kind == "doc":
-        return [*parts, Part(text.get("body", ""), limits.doc_excerpt_chars)]
-    parts.append(Part(text.get("summary", ""), limits.summary_excerpt_chars))
+        return [*parts, field_part(fields.get("body"), limits.doc_excerpt_chars)]
+    parts.append(field_part(fields.get("summary"), limits.summary_excerpt_chars))
     if kind == "work":
-        parts.append(Part(text.get("description", ""), limits.description_excerpt_chars))
+        parts.append(field_part(fields.get("description"), limits.description_excerpt_chars))
     elif kind == "code":
         language = code_language(node.properties.get("language"))
-        parts.append(Part(text.get("body", ""), limits.code_excerpt_chars, "code", language))
+        parts.append(field_part(fields.get("body"), limits.code_excerpt_chars, language=language))
     return parts
 
 
-def code_block(code: str, language: str, limit: int, room: int) -> str:
-    """A fenced excerpt of at most ``limit`` characters of code (indentation kept), at most ``room``
+def code_block(part: Part, room: int) -> str:
+    """A fenced excerpt of at most the part's limit of code (indentation kept), at most ``room``
     characters with its fence, which is longer than any backtick run of the code. Empty if no code
     fits."""
-    full = normalize_code(code)
-    code_room = min(limit, room - fence_overhead(full) - len(language))
-    body = excerpt(full, code_room, code=True) if code_room > 0 else ""
+    code_room = min(part.limit, room - part.fence_chars - len(part.language))
+    body = cut_excerpt(part.text, part.chars, code_room) if code_room > 0 else ""
     if not body:
         return ""
     fence = fence_for(body)
-    return f"{fence}{language}\n{body}\n{fence}"
+    return f"{fence}{part.language}\n{body}\n{fence}"
 
 
 def render_part(part: Part, room: int) -> str:
     """A field as it appears in the passage: within its own limit, at most ``room`` characters."""
     if part.form == "code":
-        return code_block(part.text, part.language, part.limit, room)
+        return code_block(part, room)
     limit = min(part.limit, room)
     if part.form == "title":
         return clip(one_line(part.text), limit)
-    return excerpt(part.text, limit)
+    return cut_excerpt(part.text, part.chars, limit)
 
 
-def passage_text(node: NodeRecord, limits: SearchLimits, max_chars: int) -> str:
-    """The passage of a node, at most ``max_chars`` characters: its fields in order, separated by a
-    blank line, each within its own limit and the room left; a field that would be cut to fewer
+def joined_parts(parts: Sequence[Part], max_chars: int) -> str:
+    """The passage of ``parts``, at most ``max_chars`` characters: the fields in order, separated by
+    a blank line, each within its own limit and the room left; a field that would be cut to fewer
     than ``MIN_PART_CHARS`` characters by the room left is left out, and so are the fields after it."""
     pieces: list[str] = []
     used = 0
-    for part in passage_parts(node, limits):
+    for part in parts:
         gap = len(SEPARATOR) if pieces else 0
         room = max_chars - used - gap
         if room < MIN_PART_CHARS and len(render_part(part, sys.maxsize)) > room:
@@ -101,18 +115,26 @@ def passage_text(node: NodeRecord, limits: SearchLimits, max_chars: int) -> str:
     return SEPARATOR.join(pieces)
 
 
-def fit_passage(node: NodeRecord, limits: SearchLimits, remaining: int) -> str | None:
+def passage_text(node: NodeRecord, limits: SearchLimits, max_chars: int) -> str:
+    """The passage of a node, at most ``max_chars`` characters (see :func:`joined_parts`)."""
+    return joined_parts(passage_parts(node, limits), max_chars)
+
+
+def fit_passage(
+    node: NodeRecord, limits: SearchLimits, remaining: int, heads: Mapping[str, FieldHead] | None = None
+) -> str | None:
     """The passage of a node if it fits in ``remaining`` characters of budget, counted with the
     fence the prompt pack adds; else the passage cut to fit, or ``None`` if that would leave less
     than ``min_passage_chars``. A cut passage has no longer backtick run, so no longer fence."""
-    text = passage_text(node, limits, limits.max_passage_chars)
+    parts = passage_parts(node, limits, heads)
+    text = joined_parts(parts, limits.max_passage_chars)
     overhead = fence_overhead(text)
     if len(text) + overhead <= remaining:
         return text
     room = remaining - overhead
     if room < limits.min_passage_chars:
         return None
-    return passage_text(node, limits, room)
+    return joined_parts(parts, room)
 
 
 class PassagesUpdate(TypedDict):
@@ -148,19 +170,23 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
     records = state["nodeRecords"]
     ids = [c["nodeId"] for c in ranked]
     read = state.get("passageTexts")  # read by ``expand`` for these candidates (unless the state was built otherwise)
-    texts: Mapping[str, Mapping[str, str]] | None = None
+    heads: Mapping[str, Mapping[str, FieldHead]]
     if read is not None and read["nodeIds"] == ids:
-        texts = read["texts"]
-    if texts is None:
-        texts = deps.services.backend.passage_source.get_texts(ids, scope=scope)
+        heads = {
+            node_id: {name: head_of_row(row) for name, row in fields.items()}
+            for node_id, fields in read["texts"].items()
+        }
+    else:
+        whole = not heads_suffice(limits.longest_excerpt_chars)
+        heads = deps.services.backend.passage_source.get_passage_heads(ids, scope=scope, whole=whole)
     passages: list[RagPassage] = []
     remaining = limits.passage_budget_chars
     for item in ranked:
         node_id = item["nodeId"]
-        if node_id not in texts or node_id not in records:
+        if node_id not in heads or node_id not in records:
             continue
-        node = passage_record(node_id, scope.tenant_id, records[node_id], texts[node_id])
-        text = fit_passage(node, limits, remaining)
+        node = passage_record(node_id, scope.tenant_id, records[node_id], {})
+        text = fit_passage(node, limits, remaining, heads[node_id])
         if text is None:
             break
         if not text.strip():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from brain_graph.passage_heads import head_row, heads_suffice
 from brain_graph.ranking import SupportTable, adjusted_score, best_via, pack_size, rank_key
 from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts
@@ -166,6 +167,7 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
             members=[hit["nodeId"] for hit in state["hits"]] if episodes else [],
             ranked=ranked,
             passages=passage_count(request, deps.services.limits),
+            whole_texts=not heads_suffice(deps.services.limits.longest_excerpt_chars),
         ),
         scope=scope,
     )
@@ -200,7 +202,10 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         "clusterMemberships": [membership_row(m) for m in context.memberships] if episodes else None,
         "passageTexts": {
             "nodeIds": context.cited,
-            "texts": {node_id: dict(text) for node_id, text in context.texts.items()},
+            "texts": {
+                node_id: {name: head_row(head) for name, head in heads.items()}
+                for node_id, heads in context.texts.items()
+            },
         },
     }
 

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from brain_graph.passage_heads import FieldHead
 from brain_graph.security import AccessScope
 
 VectorValues = Sequence[float] | npt.NDArray[np.floating[Any]]  # a list of floats or a numpy row
@@ -300,6 +301,7 @@ class ContextRequest:
     members: Sequence[str]
     ranked: Sequence[str]
     passages: int
+    whole_texts: bool = False
 
 
 @dataclass(frozen=True)
@@ -309,13 +311,14 @@ class SearchContext:
     ``new`` nodes; ``memberships``, as :meth:`GraphStore.cluster_memberships` gives them for
     ``members`` (``known``: ``records`` plus the visible ``new`` nodes); ``cited``, the first
     ``passages`` nodes of ``ranked`` among ``known`` and the visible ``new`` nodes, in rank order; and
-    ``texts``, as :meth:`PassageSource.get_texts` gives them for ``cited``."""
+    ``texts``, as :meth:`PassageSource.get_passage_heads` gives them for ``cited`` (``whole``: the
+    request's ``whole_texts``)."""
 
     nodes: list[NodeRecord]
     edges: list[EdgeRecord]
     memberships: list[ClusterMembership]
     cited: list[str]
-    texts: dict[str, Mapping[str, str]]
+    texts: dict[str, Mapping[str, FieldHead]]
 
 
 def best_hits(raw: Sequence[VectorHit], top_k: int) -> list[VectorHit]:
@@ -368,6 +371,14 @@ class PassageSource(Protocol):
 
     def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, Mapping[str, str]]:
         """The text fields of the visible nodes among ``node_ids``, keyed by node id (nothing else is read)."""
+        ...
+
+    def get_passage_heads(
+        self, node_ids: Sequence[str], *, scope: AccessScope, whole: bool = False
+    ) -> dict[str, Mapping[str, FieldHead]]:
+        """The passage fields of the visible nodes among ``node_ids`` as passages read them
+        (:mod:`brain_graph.passage_heads`), keyed by node id: read bounded, from the heads stored
+        with long texts; with ``whole``, made whole from the texts."""
         ...
 
 

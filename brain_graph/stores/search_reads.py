@@ -69,5 +69,5 @@ class ComposedSearchReads:
             known = list(dict.fromkeys([*request.records, *added]))
             memberships = self._graph.cluster_memberships(request.members, scope=scope, known=known)
         cited = cited_ids(request.ranked, visible, request.passages)
-        texts = self._passages.get_texts(cited, scope=scope) if cited else {}
+        texts = self._passages.get_passage_heads(cited, scope=scope, whole=request.whole_texts) if cited else {}
         return SearchContext(nodes, edges, memberships, cited, texts)

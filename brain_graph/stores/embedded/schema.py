@@ -8,13 +8,13 @@ from typing import Any
 
 from brain_graph.stores.base import NodeRecord
 
-SCHEMA_VERSION = 2  # 2: vectors.content_hash
+SCHEMA_VERSION = 3  # 2: vectors.content_hash; 3: nodes.heads
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     tenant_id TEXT NOT NULL, node_id TEXT NOT NULL, node_type TEXT NOT NULL, project_key TEXT,
     title TEXT, url TEXT, secured INTEGER NOT NULL, acl TEXT NOT NULL, text TEXT NOT NULL,
-    properties TEXT NOT NULL, PRIMARY KEY (tenant_id, node_id)
+    properties TEXT NOT NULL, heads TEXT, PRIMARY KEY (tenant_id, node_id)
 );
 CREATE TABLE IF NOT EXISTS edges (
     tenant_id TEXT NOT NULL, edge_type TEXT NOT NULL, from_node_id TEXT NOT NULL, to_node_id TEXT NOT NULL,
@@ -32,7 +32,10 @@ CREATE TABLE IF NOT EXISTS profiles (
 );
 """
 # Columns added after the first release, added to older stores when they are next written.
-MIGRATIONS = (("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),)
+MIGRATIONS = (
+    ("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),
+    ("nodes", "heads", "ALTER TABLE nodes ADD COLUMN heads TEXT"),
+)
 # Readers cache what they read from the file (the vector matrices) under random tokens of the ``meta``
 # table, so they can tell whether it is still current (:mod:`brain_graph.stores.embedded.vectors`):
 # ``file_version`` for the whole file (a write that records a profile's identity, or names no tenants)
@@ -62,6 +65,9 @@ READ_DATA_VERSIONS = (
     f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant)"
 )
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
+# ``heads``: the passage heads of a node with a long text (brain_graph.passage_heads), else NULL;
+# absent from a store no write of this version touched yet (readers check).
+WRITTEN_NODE_COLUMNS = NODE_COLUMNS + ", heads"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
 _DECODER = json.JSONDecoder()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, LiteralString
 
 from brain_graph.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.passage_heads import HEADS_PREFIX, FieldHead, read_heads
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import sql_params, sql_visible
 from brain_graph.stores.base import (
@@ -30,7 +31,7 @@ from brain_graph.stores.base import (
 )
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
-from brain_graph.stores.embedded.schema import READ_DATA_VERSIONS, meta_columns, node_meta, stored_json
+from brain_graph.stores.embedded.schema import READ_DATA_VERSIONS, meta_columns, node_meta, stored_json, table_columns
 from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
@@ -52,6 +53,18 @@ NODES = (
 )
 TEXTS = (
     "SELECT n.node_id, n.text FROM nodes n WHERE n.tenant_id = :scope_tenant"
+    " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
+)
+# The stored passage heads of a node when usable (of this encoding, and not ``:whole``), else its text.
+_USABLE_HEADS = "n.heads IS NOT NULL AND NOT :whole AND substr(n.heads, 1, :prefix_chars) = :prefix"
+PASSAGE_HEADS = (
+    f"SELECT n.node_id, n.node_type, CASE WHEN {_USABLE_HEADS} THEN n.heads END AS heads,"
+    f" CASE WHEN {_USABLE_HEADS} THEN NULL ELSE n.text END AS text"
+    " FROM nodes n WHERE n.tenant_id = :scope_tenant"
+    " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
+)
+PASSAGE_TEXTS = (  # a store no write of this version touched: no heads column
+    "SELECT n.node_id, n.node_type, NULL AS heads, n.text FROM nodes n WHERE n.tenant_id = :scope_tenant"
     " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
 )
 
@@ -384,6 +397,23 @@ class EmbeddedStore:
                 return {}
             rows = self._rows(db, TEXTS, {**sql_params(scope), "ids": _ids(node_ids)})
         return {row["node_id"]: stored_json(row["text"]) for row in rows}
+
+    def get_passage_heads(
+        self, node_ids: Sequence[str], *, scope: AccessScope, whole: bool = False
+    ) -> dict[str, Mapping[str, FieldHead]]:
+        with self._read() as db:
+            if db is None or not node_ids:
+                return {}
+            query = PASSAGE_HEADS if "heads" in table_columns(db, "nodes") else PASSAGE_TEXTS
+            params = {
+                **sql_params(scope),
+                "ids": _ids(node_ids),
+                "whole": whole,
+                "prefix": HEADS_PREFIX,
+                "prefix_chars": len(HEADS_PREFIX),
+            }
+            rows = self._rows(db, query, params)
+        return {row["node_id"]: read_heads(row["node_type"], row["heads"], row["text"], whole=whole) for row in rows}
 
     # -- loading and administration ------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from brain_graph.errors import BackendUnavailableError, BrainGraphError, ConfigurationError, DatasetError
+from brain_graph.passage_heads import stored_heads
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.embedded.schema import (
@@ -22,9 +23,9 @@ from brain_graph.stores.embedded.schema import (
     BUMP_FILE_VERSION,
     BUMP_TENANT_VERSIONS,
     MARK_DATA_VERSION_SEEN,
-    NODE_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
+    WRITTEN_NODE_COLUMNS,
     migrate,
 )
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
@@ -236,7 +237,7 @@ def _json_map(values: Mapping[str, Any]) -> str:
 def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -> None:
     """Rows are made one at a time as SQLite takes them (no list of every row in memory)."""
     connection.executemany(
-        f"INSERT OR REPLACE INTO nodes ({NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT OR REPLACE INTO nodes ({WRITTEN_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
                 n.tenant_id,
@@ -249,6 +250,7 @@ def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -
                 _json_list(n.acl),
                 _json_map(n.text),
                 _json_map(n.properties),
+                stored_heads(n.node_type, n.text),
             )
             for n in nodes
         ),

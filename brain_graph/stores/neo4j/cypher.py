@@ -124,7 +124,8 @@ MERGE_NODES: LiteralString = (
     "MERGE (n:BrainNode {tenantId: row.tenantId, generation: row.generation, nodeId: row.nodeId}) "
     "SET n.sortKey = row.sortKey, n.nodeType = row.nodeType, n.projectKey = row.projectKey, n.title = row.title, "
     "n.url = row.url, "
-    "n.secured = row.secured, n.acl = row.acl, n.text = row.text, n.properties = row.properties"
+    "n.secured = row.secured, n.acl = row.acl, n.text = row.text, n.properties = row.properties, "
+    "n.heads = row.heads"
 )
 
 
@@ -146,13 +147,13 @@ def merge_edges(edge_type: str) -> str:
 
 # -- loads: one tenant and generation per statement ($tenantId, $generation) -------------------
 # Rows are lists, not maps (no keys to encode per row): a node is [nodeId, sortKey, nodeType,
-# projectKey, title, url, secured, acl, text, properties], an edge [fromNodeId, toNodeId, properties].
+# projectKey, title, url, secured, acl, text, properties, heads], an edge [fromNodeId, toNodeId, properties].
 # Into a fresh generation nothing exists yet: nodes and edges are CREATEd (no lookup, no scan of a
 # node's relationships; the caller gives each node and edge once); into an existing one, MERGEd.
 
 _LOAD_NODE_FIELDS: LiteralString = (
     "SET n.sortKey = row[1], n.nodeType = row[2], n.projectKey = row[3], n.title = row[4], n.url = row[5], "
-    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9]"
+    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9], n.heads = row[10]"
 )
 CREATE_LOAD_NODES: LiteralString = (
     "UNWIND $rows AS row CREATE (n:BrainNode {tenantId: $tenantId, generation: $generation, nodeId: row[0]}) "
@@ -263,6 +264,21 @@ GET_NODES: LiteralString = (
 
 GET_TEXTS: LiteralString = (
     TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n.nodeId AS nodeId, n.text AS text"
+)
+
+
+def passage_source(var: LiteralString) -> LiteralString:
+    """``[nodeId, nodeType, heads, text]`` of node ``var`` for passages: its stored heads when usable
+    (this encoding, and not ``$wholeTexts``) and no text, else no heads and its text."""
+    usable = f"{var}.heads IS NOT NULL AND NOT $wholeTexts AND {var}.heads STARTS WITH $headsPrefix"
+    return (
+        f"[{var}.nodeId, {var}.nodeType, CASE WHEN {usable} THEN {var}.heads END, "
+        f"CASE WHEN {usable} THEN null ELSE {var}.text END]"
+    )
+
+
+GET_PASSAGE_HEADS: LiteralString = (
+    TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN " + passage_source("n") + " AS source"
 )
 
 
@@ -425,7 +441,7 @@ CONTEXT: LiteralString = (
     "CALL (t, ids) { " + clusters_of("IN $members") + "RETURN collect([members, c.nodeId, size, "
     "CASE WHEN c.nodeId IN $records OR c.nodeId IN ids THEN null ELSE c " + META_MAP + " END]) AS clusters } "
     "CALL (t, cited) { " + seek("p", "IN cited") + "AND " + visible("p") + " "
-    "RETURN collect([p.nodeId, p.text]) AS texts } "
+    "RETURN collect(" + passage_source("p") + ") AS texts } "
     "CALL (t, newVisible) { " + seek("n", "IN newVisible") + "AND " + visible("n") + " "
     "RETURN collect(n " + META_MAP + ") AS nodes } "
     "RETURN nodes, edges, clusters, cited, texts"

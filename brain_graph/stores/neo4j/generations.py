@@ -18,6 +18,7 @@ from typing import Any, LiteralString, TypeVar
 
 import neo4j
 
+from brain_graph.passage_heads import stored_heads
 from brain_graph.stores.base import EdgeRecord, NodeRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.neo4j import cypher
@@ -72,6 +73,7 @@ def node_row(node: NodeRecord, generation: int) -> dict[str, Any]:
         "acl": list(node.acl),
         "text": canonical_json(dict(node.text)),
         "properties": canonical_json(dict(node.properties)),
+        "heads": stored_heads(node.node_type, node.text),
     }
 
 
@@ -104,6 +106,7 @@ def node_values(node: NodeRecord) -> list[Any]:
         list(node.acl),
         _json_map(node.text),
         _json_map(node.properties),
+        stored_heads(node.node_type, node.text),
     ]
 
 

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from brain_graph.passage_heads import HEADS_PREFIX, FieldHead, read_heads
 from brain_graph.security import AccessScope
 from brain_graph.stores.access import cypher_params
 from brain_graph.stores.base import (
@@ -47,6 +48,16 @@ def node_meta(data: Mapping[str, Any]) -> NodeRecord:
     )
 
 
+def heads_params(whole: bool) -> dict[str, Any]:
+    """The parameters of :func:`~brain_graph.stores.neo4j.cypher.passage_source`."""
+    return {"wholeTexts": whole, "headsPrefix": HEADS_PREFIX}
+
+
+def passage_heads(sources: Sequence[Sequence[Any]], whole: bool) -> dict[str, Mapping[str, FieldHead]]:
+    """The heads of ``[nodeId, nodeType, heads, text]`` rows, by node id."""
+    return {node_id: read_heads(node_type, heads, text, whole=whole) for node_id, node_type, heads, text in sources}
+
+
 class Neo4jGraphStore:
     """:class:`~brain_graph.stores.base.GraphStore` and :class:`~brain_graph.stores.base.PassageSource`."""
 
@@ -64,6 +75,14 @@ class Neo4jGraphStore:
             return {}
         rows = self._client.read(cypher.GET_TEXTS, {**cypher_params(scope), "nodeIds": list(dict.fromkeys(node_ids))})
         return {row["nodeId"]: json.loads(row["text"] or "{}") for row in rows}
+
+    def get_passage_heads(
+        self, node_ids: Sequence[str], *, scope: AccessScope, whole: bool = False
+    ) -> dict[str, Mapping[str, FieldHead]]:
+        if not node_ids:
+            return {}
+        params = {**cypher_params(scope), "nodeIds": list(dict.fromkeys(node_ids)), **heads_params(whole)}
+        return passage_heads([row["source"] for row in self._client.read(cypher.GET_PASSAGE_HEADS, params)], whole)
 
     def links(
         self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from brain_graph.stores.base import (
 )
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.graph import node_meta
+from brain_graph.stores.neo4j.graph import heads_params, node_meta, passage_heads
 from brain_graph.stores.search_reads import cited_ids
 from brain_graph.vocabulary import CLUSTER
 
@@ -89,6 +89,7 @@ class Neo4jSearchReads:
             "clusterType": CLUSTER,
             "ranked": list(request.ranked),
             "passages": max(0, request.passages),
+            **heads_params(request.whole_texts),
         }
         rows = self._client.read(cypher.CONTEXT, params)
         if not rows:  # the tenant has no pointer (dropped during the search): nothing is visible
@@ -105,11 +106,5 @@ class Neo4jSearchReads:
             ),
             decode_memberships(row["clusters"]),
             list(row["cited"]),
-            {node_id: texts(text) for node_id, text in row["texts"]},
+            passage_heads(row["texts"], request.whole_texts),
         )
-
-
-def texts(text: str | None) -> Mapping[str, str]:
-    """A node's text fields from their stored JSON."""
-    decoded: Mapping[str, str] = json.loads(text or "{}")
-    return decoded
