@@ -14,6 +14,7 @@ from brain_graph.security import AccessScope
 from brain_graph.stores.access import cypher_params
 from brain_graph.stores.base import EdgeRecord, NodeRecord
 from brain_graph.stores.neo4j import cypher
+from brain_graph.stores.neo4j.graph import heads_params
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from tests.integration.servers import connect, unique_prefix
 
@@ -115,6 +116,7 @@ def test_the_context_of_a_search_with_an_admitted_hub_costs_as_much_whatever_its
             "clusterType": "cluster",
             "ranked": ADMITTED,
             "passages": 5,
+            **heads_params(False),
         }
         hits, [row] = profiled(hubs.backend, cypher.CONTEXT, params)
         return hits, len(row[1])

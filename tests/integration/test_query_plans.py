@@ -38,6 +38,7 @@ SEARCH_STATEMENTS: dict[str, str] = {
     "LINKS": cypher.LINKS,
     "GET_NODES": cypher.GET_NODES,
     "GET_TEXTS": cypher.GET_TEXTS,
+    "GET_PASSAGE_HEADS": cypher.GET_PASSAGE_HEADS,
     "EDGES_AMONG": cypher.EDGES_AMONG,
     "CLUSTER_MEMBERSHIPS": cypher.CLUSTER_MEMBERSHIPS,
 }
@@ -82,6 +83,7 @@ def captured_statements(loaded: Loaded) -> list[tuple[str, dict[str, Any]]]:
         graph.edges_among(ids, scope=scope, edge_types=edge_types)
         graph.cluster_memberships(ids, scope=scope, known=[])
         backend.passage_source.get_texts(ids, scope=scope)
+        backend.passage_source.get_passage_heads(ids, scope=scope)
     finally:
         del client.read
     assert output["graphEdges"], "the search must expand"
