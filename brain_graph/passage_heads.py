@@ -9,6 +9,11 @@ search 50 ms per citation to read and normalise before. Both stores keep the enc
 read them instead of the text when the deployment's excerpt limits allow (:func:`heads_suffice`);
 a node without them (short texts, or written by an older version) has its heads made from its text
 when it is read. The output is the same either way.
+
+Upgrading: a writer of a version before heads that rewrites a long text on Neo4j leaves the node's
+heads as they were (the embedded store's rows are replaced whole, heads included), and searches show
+the old text's excerpt until the node is written again by this version. Upgrade every process that
+writes before writing long texts again (or reload the tenant once after).
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ from brain_graph.wire import SourceKind
 
 HEAD_CHARS = 8_192
 PASSAGE_FIELDS = ("summary", "description", "body")
-HEADS_PREFIX = "heads1:"  # the stored encoding's version: heads of another are ignored (made from the text)
+# The stored encoding's version, with the head's length: heads of another are ignored (made from the
+# text). Bump HEADS_VERSION whenever what a head holds changes (normalize, normalize_code, the fields,
+# the kinds): tests/unit/test_passage_heads.py pins a digest of heads to remind it.
+HEADS_VERSION = 1
+HEADS_PREFIX = f"heads{HEADS_VERSION}-{HEAD_CHARS}:"
 SOURCE_KINDS: dict[str, SourceKind] = {WORK_ITEM: "work", DOC: "doc", CODE_FILE: "code"}
 
 
@@ -72,9 +81,9 @@ def field_heads(
 
 
 def stored_heads(node_type: str, text: Mapping[str, str]) -> str | None:
-    """What the stores keep next to a node's text: its encoded heads when a passage field is longer
-    than :data:`HEAD_CHARS` (else None: the text itself is as short)."""
-    if all(len(value) <= HEAD_CHARS for name in PASSAGE_FIELDS if isinstance(value := text.get(name), str)):
+    """What the stores keep next to a node's text: its encoded heads when its text fields, passage
+    fields or not, are longer than :data:`HEAD_CHARS` together (else None: the text is as short)."""
+    if sum(len(value) for value in text.values() if isinstance(value, str)) <= HEAD_CHARS:
         return None
     heads = field_heads(node_type, text)
     encoded = {name: [head.text, head.chars, head.ticks] for name, head in sorted(heads.items())}

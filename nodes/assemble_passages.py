@@ -171,7 +171,13 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
     ids = [c["nodeId"] for c in ranked]
     read = state.get("passageTexts")  # read by ``expand`` for these candidates (unless the state was built otherwise)
     heads: Mapping[str, Mapping[str, FieldHead]]
-    if read is not None and read["nodeIds"] == ids:
+    if (
+        read is not None
+        and read["nodeIds"] == ids
+        and all(  # (a state saved before heads holds strings)
+            isinstance(row, dict) for fields in read["texts"].values() for row in fields.values()
+        )
+    ):
         heads = {
             node_id: {name: head_of_row(row) for name, row in fields.items()}
             for node_id, fields in read["texts"].items()

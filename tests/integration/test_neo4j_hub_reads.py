@@ -125,3 +125,11 @@ def test_the_context_of_a_search_with_an_admitted_hub_costs_as_much_whatever_its
     large_hits, large_edges = context_hits(hubs.load(8_000, loops=False))
     assert small_edges == large_edges == 3 * (len(ADMITTED) - 1)
     assert large_hits <= small_hits
+
+
+def test_without_edge_types_no_edge_is_read(hubs: HubTenants) -> None:
+    tenant = hubs.load(2_000, loops=False)
+    params = {"tenantId": tenant, "nodeIds": sorted(ADMITTED), "edgeTypes": []}
+    hits, rows = profiled(hubs.backend, cypher.EDGES_AMONG, params)
+    assert rows == []
+    assert hits < 10 * len(ADMITTED)  # the admitted nodes are sought, none of their edges read

@@ -4,6 +4,7 @@ white space, which normalisation folds, backtick runs, line breaks of several ki
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import pytest
@@ -12,6 +13,7 @@ from brain_graph.nodes.assemble_passages import field_part, fit_passage
 from brain_graph.passage_heads import (
     HEAD_CHARS,
     HEADS_PREFIX,
+    HEADS_VERSION,
     decoded_heads,
     field_head,
     field_heads,
@@ -34,6 +36,7 @@ def long_text(rng: random.Random, chars: int) -> str:
 
 
 TEXTS = [long_text(random.Random(seed), chars) for seed, chars in enumerate([10, 900, HEAD_CHARS, 3 * HEAD_CHARS] * 6)]
+PINNED_DIGEST = "db408f05dee0ae29"  # see test_what_a_head_holds_is_pinned_to_its_version
 LIMITS = [0, 1, 39, 40, 41, 100, 1_500, HEAD_CHARS - 1, HEAD_CHARS]
 
 
@@ -66,8 +69,10 @@ def test_a_passage_from_stored_heads_is_the_passage_from_the_text() -> None:
 
 
 def test_short_texts_store_no_heads_and_are_read_from_the_text() -> None:
-    fields = {"body": "x" * HEAD_CHARS, "title": "y" * (HEAD_CHARS + 1)}  # only passage fields count
-    assert stored_heads(DOC, fields) is None
+    assert stored_heads(DOC, {"body": "x" * (HEAD_CHARS - 10), "other": "y" * 10}) is None
+    # a long field that passages do not show still makes the text long to read: heads are stored
+    transcript = {"summary": "s", "transcript": "y" * (HEAD_CHARS + 1)}
+    assert decoded_heads(stored_heads(WORK_ITEM, transcript) or "") == field_heads(WORK_ITEM, transcript)
     assert read_heads(DOC, None, '{"body": "a  b"}') == {"body": field_head("a  b", code=False)}
 
 
@@ -87,3 +92,13 @@ def test_whole_reads_ignore_the_heads() -> None:
     whole = read_heads(DOC, stored_heads(DOC, fields), fields, whole=True)
     assert whole["body"].text == field_head(fields["body"], code=False, head_chars=None).text
     assert len(whole["body"].text) == whole["body"].chars > HEAD_CHARS
+
+
+def test_what_a_head_holds_is_pinned_to_its_version() -> None:
+    """Stored heads are trusted by their version: a change to what a head holds (normalisation, the
+    fields, the kinds, the cut) changes this digest, and must bump HEADS_VERSION with it."""
+    rng = random.Random(11)
+    fields = {name: long_text(rng, 2 * HEAD_CHARS) for name in ("summary", "description", "body", "other")}
+    stored = [stored_heads(node_type, fields) for node_type in (DOC, WORK_ITEM, CODE_FILE, "signal.instance")]
+    digest = hashlib.sha256("\n".join(value or "" for value in stored).encode()).hexdigest()
+    assert (HEADS_VERSION, digest[:16]) == (1, PINNED_DIGEST)
