@@ -5,7 +5,8 @@ An excerpt of at most :data:`HEAD_CHARS` characters needs no more (:func:`brain_
 the cut marker counts the characters left out, a code fence is longer than any backtick run of the
 code), so a search reads a bounded value however long a stored text is: a 5 MB document body cost a
 search 50 ms per citation to read and normalise before. Both stores keep the encoded heads
-(:func:`stored_heads`) next to the text of a node with a field longer than :data:`HEAD_CHARS`, and
+(:func:`stored_heads`) next to the text of a node whose text fields together are longer than
+:data:`HEAD_CHARS`, and
 read them instead of the text when the deployment's excerpt limits allow (:func:`heads_suffice`);
 a node without them (short texts, or written by an older version) has its heads made from its text
 when it is read. The output is the same either way.
@@ -111,9 +112,9 @@ def read_heads(
     return field_heads(node_type, fields, head_chars=None if whole else HEAD_CHARS)
 
 
-def heads_suffice(*limits: int) -> bool:
-    """Whether excerpts within these limits can be cut from heads (else whole fields are read)."""
-    return max(limits, default=0) <= HEAD_CHARS
+def heads_suffice(longest_excerpt_chars: int) -> bool:
+    """Whether excerpts of at most this many characters can be cut from heads (else whole fields are read)."""
+    return longest_excerpt_chars <= HEAD_CHARS
 
 
 def head_row(head: FieldHead) -> FieldHeadRow:

@@ -168,7 +168,12 @@ def fenced(text: str, info: str = "") -> str:
 
 def fence_overhead(text: str) -> int:
     """Characters :func:`fenced` adds around ``text`` (without an info string)."""
-    return 2 * len(fence_for(text)) + 2
+    return fence_overhead_of_run(longest_backtick_run(text))
+
+
+def fence_overhead_of_run(run: int) -> int:
+    """:func:`fence_overhead` of a text whose longest backtick run is ``run``."""
+    return 2 * max(3, run + 1) + 2
 
 
 def _starts_link(text: str, index: int) -> bool:

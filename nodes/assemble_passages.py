@@ -18,7 +18,7 @@ from brain_graph.services import SearchLimits
 from brain_graph.state import BrainSearchState
 from brain_graph.steps import StepDeps
 from brain_graph.stores.base import NodeRecord
-from brain_graph.text import clip, cut_excerpt, fence_for, fence_overhead, one_line
+from brain_graph.text import clip, cut_excerpt, fence_for, fence_overhead, fence_overhead_of_run, one_line
 from brain_graph.wire import NodeMeta, RagPassage
 
 from .expand import passage_count
@@ -48,8 +48,7 @@ def field_part(head: FieldHead | None, limit: int, *, language: str | None = Non
         head = FieldHead("", 0, 0)
     if language is None:
         return Part(head.text, limit, chars=head.chars)
-    fence_chars = 2 * max(3, head.ticks + 1) + 2  # fence_overhead of the whole code
-    return Part(head.text, limit, "code", language, head.chars, fence_chars)
+    return Part(head.text, limit, "code", language, head.chars, fence_overhead_of_run(head.ticks))
 
 
 def code_language(value: Any) -> str:

@@ -51,22 +51,19 @@ NODES = (
     f"SELECT {meta_columns('n')} FROM nodes n WHERE n.tenant_id = :scope_tenant"
     " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
 )
-TEXTS = (
-    "SELECT n.node_id, n.text FROM nodes n WHERE n.tenant_id = :scope_tenant"
+# The visible nodes among :ids of the scope's tenant.
+_VISIBLE_IDS = (
+    " FROM nodes n WHERE n.tenant_id = :scope_tenant"
     " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
 )
+TEXTS = "SELECT n.node_id, n.text" + _VISIBLE_IDS
 # The stored passage heads of a node when usable (of this encoding, and not ``:whole``), else its text.
 _USABLE_HEADS = "n.heads IS NOT NULL AND NOT :whole AND substr(n.heads, 1, :prefix_chars) = :prefix"
 PASSAGE_HEADS = (
     f"SELECT n.node_id, n.node_type, CASE WHEN {_USABLE_HEADS} THEN n.heads END AS heads,"
-    f" CASE WHEN {_USABLE_HEADS} THEN NULL ELSE n.text END AS text"
-    " FROM nodes n WHERE n.tenant_id = :scope_tenant"
-    " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
+    f" CASE WHEN {_USABLE_HEADS} THEN NULL ELSE n.text END AS text" + _VISIBLE_IDS
 )
-PASSAGE_TEXTS = (  # a store no write of this version touched: no heads column
-    "SELECT n.node_id, n.node_type, NULL AS heads, n.text FROM nodes n WHERE n.tenant_id = :scope_tenant"
-    " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
-)
+PASSAGE_TEXTS = "SELECT n.node_id, n.node_type, NULL AS heads, n.text" + _VISIBLE_IDS  # a store without heads
 
 
 # The links of each frontier node to visible nodes other than itself over the edge types, read in
