@@ -7,9 +7,13 @@ read the ``(tenantId, generation)`` index once per cluster, 263 ms per search in
 minutes). Two checks:
 
 - on the real server, the plan of every statement captured from searches and graph reads has no scan
-  operator (the small parity dataset makes a scan look cheap, so a pattern that allows one gets one);
-- statically, every ``:BrainNode`` pattern variable of those statements carries an index hint, but
-  the far end of ``edges_within``, found by its unique key.
+  operator (the small parity dataset makes a scan look cheap, so a pattern that allows one gets one),
+  and every seek of a ``:BrainNode`` is a seek of ids on the node key, never a range of a tenant's
+  generation with the ids filtered afterwards (which a seek hint on a key led by ``tenantId`` allowed,
+  and the planner chose with stale statistics);
+- statically, every ``:BrainNode`` pattern variable of those statements carries a hint of the node
+  key (:data:`~brain_graph.stores.neo4j.cypher.NODE_KEY`, ``nodeId`` first), but the far end of
+  ``edges_within``, found by its unique key.
 """
 
 from __future__ import annotations
@@ -51,6 +55,21 @@ def operators(plan: Any) -> Iterator[str]:
     yield str(plan["operatorType"]).split("@")[0]
     for child in plan.get("children", []):
         yield from operators(child)
+
+
+def node_seeks(plan: Any) -> Iterator[str]:
+    """The details of the plan's index seeks of ``:BrainNode`` nodes."""
+    details = str(plan.get("args", {}).get("Details", ""))
+    if "Seek" in str(plan["operatorType"]) and ":BrainNode(" in details:
+        yield details
+    for child in plan.get("children", []):
+        yield from node_seeks(child)
+
+
+def seeks_ids(details: str) -> bool:
+    """Whether a seek's details name the node key and look up ids (``nodeId IN`` a list or ``=`` one)."""
+    match = re.search(r":(BrainNode\([^)]*\)) WHERE nodeId (IN|=) ", details)
+    return match is not None and match.group(1) == cypher.NODE_KEY
 
 
 def captured_statements(loaded: Loaded) -> list[tuple[str, dict[str, Any]]]:
@@ -106,6 +125,10 @@ def test_no_search_statement_plan_scans(loaded: Loaded) -> None:
                 plan = session.run(cast(LiteralString, "EXPLAIN " + query), params).consume().plan
                 scans = sorted({op for op in operators(plan) if "Scan" in op})
                 assert not scans, f"{names[query]} plans {scans}"
+                seeks = list(node_seeks(plan))
+                assert seeks, f"{names[query]}: no node seek found in the plan"
+                ranges = [details for details in seeks if not seeks_ids(details)]
+                assert not ranges, f"{names[query]} seeks {ranges}"
     finally:
         driver.close()
 
@@ -114,4 +137,5 @@ def test_no_search_statement_plan_scans(loaded: Loaded) -> None:
 def test_every_labelled_node_of_a_search_statement_is_hinted(name: str) -> None:
     statement = SEARCH_STATEMENTS[name]
     for variable in sorted(set(LABELLED.findall(statement)) - UNIQUE_KEY_SEEKS):
-        assert f"USING INDEX SEEK {variable}:BrainNode(" in statement, f"{name}: ({variable}:BrainNode) has no hint"
+        hint = f"USING INDEX SEEK {variable}:{cypher.NODE_KEY} "
+        assert hint in statement, f"{name}: ({variable}:BrainNode) has no hint of the node key"
