@@ -77,10 +77,10 @@ id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``v
 Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion
 depth ``D``, hits found, no early stop of the expansion), through :class:`~brain_graph.stores.base.SearchReads`
 (:mod:`brain_graph.stores.neo4j_weaviate_reads`): Weaviate ``P`` (the searches, concurrent), then
-Neo4j ``1`` (:data:`~brain_graph.stores.neo4j.cypher.SEEDS`: the generation check, the hits' metadata
+Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.seeds`: the generation check, the hits' metadata
 and the first hop's links), then per hop Weaviate ``P`` (the new nodes' similarity, concurrent) and,
 for each hop after the first, Neo4j ``1`` (the frontier's links), then Neo4j ``1``
-(:data:`~brain_graph.stores.neo4j.cypher.CONTEXT`: metadata of the nodes the expansion added, edges
+(:func:`~brain_graph.stores.neo4j.cypher.context`: metadata of the nodes the expansion added, edges
 among the admitted nodes, cluster memberships, passage texts). So Neo4j ``D + 1`` (``2`` at depth 0)
 and Weaviate ``P (1 + D)`` requests in ``1 + D`` concurrent rounds: at depth 1 with two profiles 2
 statements and 4 requests (before: 8 and 4). A hop needs its Weaviate round because the nodes it

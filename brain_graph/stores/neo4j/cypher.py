@@ -1,9 +1,9 @@
 """Every Cypher statement of the Neo4j graph store.
 
-All values are parameters. The only interpolated text is a relationship type in the per-type edge
-MERGE and DELETE, and :func:`merge_edges` / :func:`delete_edges` validate it with
-:func:`brain_graph.vocabulary.check_edge_type` first (the cluster membership type is a constant of
-:mod:`brain_graph.vocabulary`).
+All values are parameters. The only interpolated text is relationship types: one in the per-type
+edge MERGE and DELETE, and a search's edge types in the patterns of the statements that follow edges
+(:func:`rel_types`); each is validated with :func:`brain_graph.vocabulary.check_edge_type` first
+(the cluster membership type is a constant of :mod:`brain_graph.vocabulary`).
 Every MATCH names the tenant on both ends, so no statement can cross tenants.
 
 Generations: a tenant's data is a set of ``:BrainNode`` of one ``generation``; the pointer
@@ -19,6 +19,7 @@ parameters of :func:`~brain_graph.stores.access.cypher_params`).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import LiteralString
 
 from brain_graph.stores.access import cypher_visible as visible
@@ -221,12 +222,17 @@ def _row_node(var: LiteralString, node_id: LiteralString) -> LiteralString:
 
 
 def delete_edges(edge_type: str) -> str:
-    """DELETE of edges of one type matched by their ends (type validated, then interpolated)."""
+    """DELETE of edges of one type matched by their ends (type validated, then interpolated). Both ends
+    are sought by the node key, then the edge between them (after ``WITH``, so it is an expansion
+    into the two nodes, checked from the end with fewer edges, never a join): expanding from the
+    source read all its edges of the type (20,519 database hits to delete one edge of a node with
+    10,000 of them)."""
     safe = check_edge_type(edge_type)
     return (
-        "UNWIND $rows AS row " + _row_node("a", "fromNodeId") + f"MATCH (a)-[r:`{safe}`]->(b:BrainNode) "
-        "WHERE b.tenantId = row.tenantId AND b.generation = row.generation AND b.nodeId = row.toNodeId "
-        "DELETE r"
+        "UNWIND $rows AS row "
+        + _row_node("a", "fromNodeId")
+        + _row_node("b", "toNodeId")
+        + f"WITH a, b MATCH (a)-[r:`{safe}`]->(b) DELETE r"
     )
 
 
@@ -296,6 +302,22 @@ GET_PASSAGE_HEADS: LiteralString = (
 )
 
 
+# Edge types: the statements that follow edges are made for a search's sorted, distinct edge types,
+# which are validated (check_edge_type) and written into their patterns (:func:`rel_types`), so a node
+# is expanded over those types only: a person with 10,000 ASSIGNED_TO edges that a search does not
+# follow cost 41,103 database hits in SEEDS when the pattern was untyped and ``type(r)`` was filtered
+# after the expansion, 1,133 without those edges; the same holds for each hub test, which reads the
+# degree of the types from the store. ``type(r) IN $edgeTypes`` stays (the parameter is the list the
+# pattern was made of). Neo4j caches a plan per statement, so per set of edge types a search uses.
+STATEMENTS_CACHED = 256  # statements kept per kind (sets of edge types)
+
+
+def rel_types(edge_types: tuple[str, ...]) -> str:
+    """The type part of a relationship pattern for ``edge_types`` (``:`A`|`B```, each validated), empty
+    without types (the statements then read no edges: ``size($edgeTypes) > 0`` guards them)."""
+    return ":" + "|".join(f"`{check_edge_type(edge_type)}`" for edge_type in edge_types) if edge_types else ""
+
+
 # The links of each frontier node (matched by tenant; deduplicated by the caller), in two subqueries:
 # first its degree (distinct visible neighbours other than itself over the edge types, either
 # direction), counted no further than ``$maxDegree + 1`` (DISTINCT then LIMIT stream: a hub's edges
@@ -304,10 +326,10 @@ GET_PASSAGE_HEADS: LiteralString = (
 # label, so no index applies to it and the plan expands from the frontier node (with ``:BrainNode``
 # the planner seeks every node of the tenant and joins); the hub test is an UNWIND of an empty list,
 # which the planner cannot move after the expansion.
-def linked(var: LiteralString) -> LiteralString:
-    """MATCH of the allowlisted edges from node ``var`` to visible nodes ``n`` other than itself."""
+def linked(var: str, edge_types: tuple[str, ...]) -> str:
+    """MATCH of the edges of ``edge_types`` from node ``var`` to visible nodes ``n`` other than itself."""
     return (
-        f"MATCH ({var})-[r]-(n) WHERE type(r) IN $edgeTypes AND n <> {var} AND "
+        f"MATCH ({var})-[r{rel_types(edge_types)}]-(n) WHERE type(r) IN $edgeTypes AND n <> {var} AND "
         + same_generation("n")
         + " AND "
         + visible("n")
@@ -315,22 +337,25 @@ def linked(var: LiteralString) -> LiteralString:
     )
 
 
-LINKS: LiteralString = (
-    TENANT
-    + "UNWIND $frontier AS sourceId "
-    + seek("s", "= sourceId")
-    + "CALL (t, s) { "
-    + linked("s")
-    + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
-    "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
-    + linked("open")
-    + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
-    "RETURN s.nodeId AS frontierId, degree, links"
-)
+@lru_cache(maxsize=STATEMENTS_CACHED)
+def links(edge_types: tuple[str, ...]) -> str:
+    """The links of each node of ``$frontier`` over ``edge_types``: ``frontierId, degree, links`` rows."""
+    return (
+        TENANT
+        + "UNWIND $frontier AS sourceId "
+        + seek("s", "= sourceId")
+        + "CALL (t, s) { "
+        + linked("s", edge_types)
+        + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
+        "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
+        + linked("open", edge_types)
+        + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
+        "RETURN s.nodeId AS frontierId, degree, links"
+    )
 
 
-def edges_within(ids: LiteralString) -> LiteralString:
-    """The allowlisted edges ``(a)-[r]->(b)`` whose two ends are among the nodes whose ids are the list
+def edges_within(ids: str, edge_types: tuple[str, ...]) -> str:
+    """The edges ``(a)-[r]->(b)`` of ``edge_types`` whose two ends are among the nodes whose ids are the list
     variable ``ids`` (the tenant's current generation); ``t``, ``ids``, ``a``, ``r`` and ``b`` are in
     scope after it. The degrees it tests are read from the store (``getDegree``), never expanded.
 
@@ -346,23 +371,25 @@ def edges_within(ids: LiteralString) -> LiteralString:
     their count (out + in - either direction), are read only when it has one: matching a node to
     itself reads all its edges. The hub tests are UNWINDs of a list that is empty unless the test
     holds, which the planner cannot move after the seek or the expansion."""
-    hub = "(COUNT { (a)-->() } >= size(" + ids + ") * size($edgeTypes))"
+    types = rel_types(edge_types)
+    out = f"COUNT {{ (a)-[{types}]->() }}"
+    hub = f"({out} >= size({ids}) * size($edgeTypes))"
+    loop = f"{out} + COUNT {{ (a)<-[{types}]-() }} > COUNT {{ (a)-[{types}]-() }}"
     return (
         seek("a", "IN " + ids) + "AND size($edgeTypes) > 0 CALL (t, " + ids + ", a) { "
-        "WITH a WHERE NOT " + hub + " "
-        "MATCH (a)-[r]->(b) WHERE type(r) IN $edgeTypes AND " + same_generation("b") + " AND b.nodeId IN " + ids + " "
+        f"WITH a WHERE NOT {hub} "
+        f"MATCH (a)-[r{types}]->(b) WHERE type(r) IN $edgeTypes AND "
+        + same_generation("b")
+        + f" AND b.nodeId IN {ids} "
         "RETURN r, b "
         "UNION ALL "
-        "UNWIND CASE WHEN "
-        + hub
-        + " THEN [a] ELSE [] END AS hub "
+        f"UNWIND CASE WHEN {hub} THEN [a] ELSE [] END AS hub "
         + seek("b", "IN " + ids)
-        + "AND b <> hub MATCH (hub)-[r]->(b) WHERE type(r) IN $edgeTypes "
+        + f"AND b <> hub MATCH (hub)-[r{types}]->(b) WHERE type(r) IN $edgeTypes "
         "RETURN r, b "
         "UNION ALL "
-        "UNWIND CASE WHEN " + hub + " AND COUNT { (a)-->() } + COUNT { (a)<--() } > COUNT { (a)--() } "
-        "THEN [a] ELSE [] END AS hub "
-        "MATCH (hub)-[r]->(hub) WHERE type(r) IN $edgeTypes "
+        f"UNWIND CASE WHEN {hub} AND {loop} THEN [a] ELSE [] END AS hub "
+        f"MATCH (hub)-[r{types}]->(hub) WHERE type(r) IN $edgeTypes "
         "RETURN r, hub AS b } "
     )
 
@@ -391,12 +418,16 @@ def clusters_of(members: LiteralString) -> LiteralString:
     )
 
 
-EDGES_AMONG: LiteralString = (
-    TENANT
-    + "WITH t, $nodeIds AS ids "
-    + edges_within("ids")
-    + "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
-)
+@lru_cache(maxsize=STATEMENTS_CACHED)
+def edges_among(edge_types: tuple[str, ...]) -> str:
+    """The edges of ``edge_types`` among the nodes of ``$nodeIds`` (:func:`edges_within`)."""
+    return (
+        TENANT
+        + "WITH t, $nodeIds AS ids "
+        + edges_within("ids", edge_types)
+        + "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
+    )
+
 
 # Clusters (visible, of the cluster node type) the given nodes belong to, with the number of
 # visible members of each cluster (counted by expanding from the cluster). Members themselves need
@@ -412,54 +443,62 @@ CLUSTER_MEMBERSHIPS: LiteralString = (
 # key (so each yields exactly one row, empty lists included) and the same predicates as the single reads.
 
 
-def links_of(frontier: LiteralString) -> LiteralString:
-    """The LINKS subqueries for the nodes whose ids are the list expression ``frontier``, collected
-    as ``[frontierId, degree, links]`` rows."""
+def links_of(frontier: str, edge_types: tuple[str, ...]) -> str:
+    """The :func:`links` subqueries for the nodes whose ids are the list expression ``frontier``,
+    collected as ``[frontierId, degree, links]`` rows."""
     return (
         "UNWIND "
         + frontier
         + " AS sourceId "
         + seek("s", "= sourceId")
         + "CALL (t, s) { "
-        + linked("s")
+        + linked("s", edge_types)
         + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
         "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
-        + linked("open")
+        + linked("open", edge_types)
         + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
         "RETURN collect([s.nodeId, degree, links]) AS links"
     )
 
 
-# The tenant's current generation (null without a pointer: the caller compares it with the one its
-# vector search used), the metadata of the visible hits (GET_NODES), and when ``$edgeTypes`` is not
-# empty the links of those visible hits (LINKS).
-SEEDS: LiteralString = (
-    "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
-    "RETURN collect(n " + META_MAP + ") AS nodes } "
-    "CALL (t, nodes) { "
-    + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END")
-    + " } RETURN t.generation AS generation, nodes, links"
-)
+@lru_cache(maxsize=STATEMENTS_CACHED)
+def seeds(edge_types: tuple[str, ...]) -> str:
+    """The tenant's current generation (null without a pointer: the caller compares it with the one its
+    vector search used), the metadata of the visible hits (GET_NODES), and with ``edge_types`` the
+    links of those visible hits (:func:`links`)."""
+    return (
+        "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
+        "RETURN collect(n " + META_MAP + ") AS nodes } "
+        "CALL (t, nodes) { "
+        + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END", edge_types)
+        + " } RETURN t.generation AS generation, nodes, links"
+    )
 
-# After an expansion, with ``ids`` the known and the visible new nodes: the edges among them
-# (EDGES_AMONG), the clusters of ``$members`` (CLUSTER_MEMBERSHIPS; records of ``$records`` and ``ids``
-# not returned), the texts (GET_TEXTS) of ``cited``, the first ``$passages`` of ``$ranked`` among
-# ``ids``, and last the metadata of the visible new nodes (GET_NODES): the rows of the subqueries
-# before carry only ids, not ``maxNodes`` metadata maps.
-CONTEXT: LiteralString = (
-    TENANT + "CALL (t) { " + seek("n", "IN $newIds") + "AND " + visible("n") + " "
-    "RETURN collect(n.nodeId) AS newVisible } "
-    "WITH t, newVisible, $knownIds + newVisible AS ids "
-    "WITH t, newVisible, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
-    "CALL (t, ids) { " + edges_within("ids") + "RETURN collect([type(r), a.nodeId, b.nodeId, r.properties]) AS edges } "
-    "CALL (t, ids) { " + clusters_of("IN $members") + "RETURN collect([members, c.nodeId, size, "
-    "CASE WHEN c.nodeId IN $records OR c.nodeId IN ids THEN null ELSE c " + META_MAP + " END]) AS clusters } "
-    "CALL (t, cited) { " + seek("p", "IN cited") + "AND " + visible("p") + " "
-    "RETURN collect(" + passage_source("p") + ") AS texts } "
-    "CALL (t, newVisible) { " + seek("n", "IN newVisible") + "AND " + visible("n") + " "
-    "RETURN collect(n " + META_MAP + ") AS nodes } "
-    "RETURN nodes, edges, clusters, cited, texts"
-)
+
+@lru_cache(maxsize=STATEMENTS_CACHED)
+def context(edge_types: tuple[str, ...]) -> str:
+    """After an expansion, with ``ids`` the known and the visible new nodes: the edges of ``edge_types``
+    among them (:func:`edges_among`), the clusters of ``$members`` (CLUSTER_MEMBERSHIPS; records of
+    ``$records`` and ``ids`` not returned), the texts (GET_TEXTS) of ``cited``, the first ``$passages``
+    of ``$ranked`` among ``ids``, and last the metadata of the visible new nodes (GET_NODES): the rows
+    of the subqueries before carry only ids, not ``maxNodes`` metadata maps."""
+    return (
+        TENANT + "CALL (t) { " + seek("n", "IN $newIds") + "AND " + visible("n") + " "
+        "RETURN collect(n.nodeId) AS newVisible } "
+        "WITH t, newVisible, $knownIds + newVisible AS ids "
+        "WITH t, newVisible, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
+        "CALL (t, ids) { "
+        + edges_within("ids", edge_types)
+        + "RETURN collect([type(r), a.nodeId, b.nodeId, r.properties]) AS edges } "
+        "CALL (t, ids) { " + clusters_of("IN $members") + "RETURN collect([members, c.nodeId, size, "
+        "CASE WHEN c.nodeId IN $records OR c.nodeId IN ids THEN null ELSE c " + META_MAP + " END]) AS clusters } "
+        "CALL (t, cited) { " + seek("p", "IN cited") + "AND " + visible("p") + " "
+        "RETURN collect(" + passage_source("p") + ") AS texts } "
+        "CALL (t, newVisible) { " + seek("n", "IN newVisible") + "AND " + visible("n") + " "
+        "RETURN collect(n " + META_MAP + ") AS nodes } "
+        "RETURN nodes, edges, clusters, cited, texts"
+    )
+
 
 # -- write-side reads (IndexStore) -----------------------------------------------------------
 

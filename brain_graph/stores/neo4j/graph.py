@@ -91,14 +91,10 @@ class Neo4jGraphStore:
         degrees = dict.fromkeys(ids, 0)
         if not ids or not edge_types:
             return Neighborhood(degrees, [])
-        params = {
-            **cypher_params(scope),
-            "frontier": ids,
-            "edgeTypes": sorted(set(edge_types)),
-            "maxDegree": max_degree,
-        }
+        types = tuple(sorted(set(edge_types)))
+        params = {**cypher_params(scope), "frontier": ids, "edgeTypes": list(types), "maxDegree": max_degree}
         links: list[Link] = []
-        for row in self._client.read(cypher.LINKS, params):
+        for row in self._client.read(cypher.links(types), params):
             source = row["frontierId"]
             degrees[source] = int(row["degree"])
             links += (Link(source, edge_type, neighbor, bool(out)) for edge_type, neighbor, out in row["links"])
@@ -109,9 +105,10 @@ class Neo4jGraphStore:
     ) -> list[EdgeRecord]:
         if not node_ids or not edge_types:
             return []
+        types = tuple(sorted(set(edge_types)))
         rows = self._client.read(
-            cypher.EDGES_AMONG,
-            {"tenantId": scope.tenant_id, "nodeIds": sorted(set(node_ids)), "edgeTypes": sorted(set(edge_types))},
+            cypher.edges_among(types),
+            {"tenantId": scope.tenant_id, "nodeIds": sorted(set(node_ids)), "edgeTypes": list(types)},
         )
         edges = [
             EdgeRecord(

@@ -1,5 +1,5 @@
-"""The combined reads of a search on Neo4j: one statement each (:data:`~brain_graph.stores.neo4j.cypher.SEEDS`,
-:data:`~brain_graph.stores.neo4j.cypher.CONTEXT`), decoded into the records the single reads of
+"""The combined reads of a search on Neo4j: one statement each (:func:`~brain_graph.stores.neo4j.cypher.seeds`,
+:func:`~brain_graph.stores.neo4j.cypher.context`), decoded into the records the single reads of
 :class:`~brain_graph.stores.neo4j.graph.Neo4jGraphStore` return, in the same order."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from brain_graph.vocabulary import CLUSTER
 
 @dataclass(frozen=True)
 class SeedGraph:
-    """What :data:`~brain_graph.stores.neo4j.cypher.SEEDS` read: the tenant's current generation (None:
+    """What :func:`~brain_graph.stores.neo4j.cypher.seeds` read: the tenant's current generation (None:
     it has none), the metadata of the visible hits, and their links when asked for."""
 
     generation: int | None
@@ -63,13 +63,14 @@ class Neo4jSearchReads:
     ) -> SeedGraph:
         """The current generation, the visible nodes among ``node_ids`` and, with ``link_types``, their
         links (hubs above ``max_degree`` counted, not listed). One statement."""
+        types = tuple(sorted(set(link_types)))
         params = {
             **cypher_params(scope),
             "nodeIds": list(dict.fromkeys(node_ids)),
-            "edgeTypes": sorted(set(link_types)),
+            "edgeTypes": list(types),
             "maxDegree": max_degree,
         }
-        row = self._client.read(cypher.SEEDS, params)[0]
+        row = self._client.read(cypher.seeds(types), params)[0]
         generation = row["generation"]
         return SeedGraph(
             None if generation is None else int(generation),
@@ -79,19 +80,20 @@ class Neo4jSearchReads:
 
     def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
         """See :meth:`brain_graph.stores.base.SearchReads.context`. One statement."""
+        types = tuple(sorted(set(request.edge_types)))
         params = {
             **cypher_params(scope),
             "newIds": list(dict.fromkeys(request.new)),
             "knownIds": list(dict.fromkeys(request.known)),
             "records": sorted(set(request.records)),
-            "edgeTypes": sorted(set(request.edge_types)),
+            "edgeTypes": list(types),
             "members": sorted(set(request.members)),
             "clusterType": CLUSTER,
             "ranked": list(request.ranked),
             "passages": max(0, request.passages),
             **heads_params(request.whole_texts),
         }
-        rows = self._client.read(cypher.CONTEXT, params)
+        rows = self._client.read(cypher.context(types), params)
         if not rows:  # the tenant has no pointer (dropped during the search): nothing is visible
             return SearchContext([], [], [], cited_ids(request.ranked, set(request.known), request.passages), {})
         row = rows[0]
