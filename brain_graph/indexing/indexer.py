@@ -93,8 +93,8 @@ class Indexer:
         chosen = (
             tuple(self.profiles.get(p) for p in sorted(set(profile_ids))) if profile_ids else self.profiles.profiles
         )
-        stored = self.backend.index_store.tenants()
-        names = tuple(sorted(set(tenants))) if tenants else tuple(stored)
+        # every stored tenant only when none is named (listing them reads the whole store's index)
+        names = tuple(sorted(set(tenants))) if tenants else tuple(self.backend.index_store.tenants())
         recorded = self.backend.index_store.recorded_profiles()
         reindexed = []
         for profile in chosen:

@@ -84,3 +84,25 @@ def test_the_installed_command_reports_a_non_utf8_tenant_in_one_line(
     assert stderr.count("\n") == 1
     assert "Traceback" not in stderr
     assert completed.stdout == b""
+
+
+def test_a_plan_for_named_tenants_does_not_list_the_stores_tenants(
+    small_services: SearchServices, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing every tenant reads the store's whole node index; a run for named tenants needs none of it."""
+    store_class = type(small_services.backend.index_store)
+    every = small_services.backend.index_store.tenants()
+    assert len(every) >= 2
+    listed: list[int] = []
+    original = store_class.tenants
+
+    def counted(self: Any) -> list[str]:
+        listed.append(1)
+        return original(self)
+
+    monkeypatch.setattr(store_class, "tenants", counted)
+    indexer = Indexer(small_services.backend, small_services.profiles)
+    assert indexer.plan([every[-1]]).tenants == (every[-1],)
+    assert listed == []
+    assert indexer.plan().tenants == tuple(every)
+    assert listed == [1]

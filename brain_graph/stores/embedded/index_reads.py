@@ -15,6 +15,13 @@ from typing import Any
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState
 from brain_graph.stores.embedded.schema import NODE_COLUMNS, node_record, table_columns
 
+# The tenants with nodes, one index probe per tenant (the next tenant id after the last one): SELECT
+# DISTINCT read every node of the store (492,133 VM steps for 1,001 tenants beside a 60k-node one).
+TENANTS = (
+    "WITH RECURSIVE t(id) AS (SELECT min(tenant_id) FROM nodes"
+    " UNION ALL SELECT (SELECT min(tenant_id) FROM nodes WHERE tenant_id > t.id) FROM t WHERE t.id IS NOT NULL)"
+    " SELECT id FROM t WHERE id IS NOT NULL"
+)
 NODE_PAGE = (
     f"SELECT {NODE_COLUMNS} FROM nodes WHERE tenant_id = :tenant AND node_id > :after"
     " AND node_type IN (SELECT value FROM json_each(:types)) ORDER BY node_id LIMIT :limit"
@@ -51,7 +58,7 @@ class EmbeddedIndexStore:
             return iter(self._rows(db, sql, params))
 
     def tenants(self) -> list[str]:
-        return [row[0] for row in self._query("SELECT DISTINCT tenant_id FROM nodes ORDER BY tenant_id", {})]
+        return [row[0] for row in self._query(TENANTS, {})]
 
     def node_page(
         self, tenant_id: str, *, node_types: Sequence[str], after: str | None, limit: int
