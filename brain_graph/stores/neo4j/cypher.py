@@ -337,12 +337,14 @@ def linked(var: str, edge_types: tuple[str, ...]) -> str:
     )
 
 
-@lru_cache(maxsize=STATEMENTS_CACHED)
-def links(edge_types: tuple[str, ...]) -> str:
-    """The links of each node of ``$frontier`` over ``edge_types``: ``frontierId, degree, links`` rows."""
+def frontier_links(frontier: str, edge_types: tuple[str, ...]) -> str:
+    """For each node ``s`` whose id is in the list expression ``frontier``: its ``degree`` and ``links``
+    over ``edge_types`` (the subqueries described above); ``s``, ``degree`` and ``links`` are in scope
+    after it."""
     return (
-        TENANT
-        + "UNWIND $frontier AS sourceId "
+        "UNWIND "
+        + frontier
+        + " AS sourceId "
         + seek("s", "= sourceId")
         + "CALL (t, s) { "
         + linked("s", edge_types)
@@ -350,8 +352,13 @@ def links(edge_types: tuple[str, ...]) -> str:
         "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
         + linked("open", edge_types)
         + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
-        "RETURN s.nodeId AS frontierId, degree, links"
     )
+
+
+@lru_cache(maxsize=STATEMENTS_CACHED)
+def links(edge_types: tuple[str, ...]) -> str:
+    """The links of each node of ``$frontier`` over ``edge_types``: ``frontierId, degree, links`` rows."""
+    return TENANT + frontier_links("$frontier", edge_types) + "RETURN s.nodeId AS frontierId, degree, links"
 
 
 def edges_within(ids: str, edge_types: tuple[str, ...]) -> str:
@@ -444,21 +451,9 @@ CLUSTER_MEMBERSHIPS: LiteralString = (
 
 
 def links_of(frontier: str, edge_types: tuple[str, ...]) -> str:
-    """The :func:`links` subqueries for the nodes whose ids are the list expression ``frontier``,
-    collected as ``[frontierId, degree, links]`` rows."""
-    return (
-        "UNWIND "
-        + frontier
-        + " AS sourceId "
-        + seek("s", "= sourceId")
-        + "CALL (t, s) { "
-        + linked("s", edge_types)
-        + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
-        "CALL (t, s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS open "
-        + linked("open", edge_types)
-        + "RETURN collect([type(r), n.nodeId, startNode(r) = open]) AS links } "
-        "RETURN collect([s.nodeId, degree, links]) AS links"
-    )
+    """The :func:`links` of the nodes whose ids are the list expression ``frontier``, collected as
+    ``[frontierId, degree, links]`` rows."""
+    return frontier_links(frontier, edge_types) + "RETURN collect([s.nodeId, degree, links]) AS links"
 
 
 @lru_cache(maxsize=STATEMENTS_CACHED)
