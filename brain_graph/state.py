@@ -71,6 +71,22 @@ class LinkRow(TypedDict):
     outgoing: bool
 
 
+class ScoreRow(TypedDict):
+    """A :class:`~brain_graph.stores.base.VectorHit` in the state."""
+
+    nodeId: str
+    profileId: str
+    score: float
+
+
+class SeedScores(TypedDict):
+    """:class:`~brain_graph.stores.base.ScoredNeighbors` in the state: the vector scores, in
+    ``profileIds``, of the nodes ``seedLinks`` reach (other than the hits)."""
+
+    profileIds: list[str]
+    scores: list[ScoreRow]
+
+
 class MembershipRow(TypedDict):
     """A :class:`~brain_graph.stores.base.ClusterMembership` in the state (``cluster`` None: its
     metadata is in ``nodeRecords``)."""
@@ -92,22 +108,23 @@ class PassageTexts(TypedDict):
 class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     """Input, output and the intermediate keys, each written by one node and never reshaped.
 
-    ``embed`` writes ``request`` (the validated request, defaults applied) and ``queryVectors``
-    (embedder id -> vector); ``retrieve`` writes ``hits``, ``nodeRecords`` (metadata of the nodes
-    read so far, by id) and ``seedLinks`` (the first hop's links of the hits, read with them; None
-    without expansion); ``expand`` ``graphNodes``, ``graphEdges``, more ``nodeRecords``,
-    ``candidates`` (hits and expanded nodes ranked by :mod:`brain_graph.ranking`), and what the next
-    steps need, read in the same round trip as its last graph read: ``clusterMemberships`` (of the
-    hits; None when episodes are off) and ``passageTexts`` (of the candidates passages are made of);
-    ``score_episodes`` ``episodes`` and ``episodeLabels``; ``assemble_passages`` ``passages``;
-    ``build_pack`` ``promptPack``. A step that finds no ``seedLinks``, ``clusterMemberships`` or
-    ``passageTexts`` for its request reads them itself.
+    ``embed`` writes ``request`` (the validated request, defaults applied) and ``queryVectors`` (embedder id
+    -> vector); ``retrieve`` writes ``hits``, ``nodeRecords`` (metadata of the nodes read so far, by id),
+    ``seedLinks`` (the first hop's links of the hits, read with them; None without expansion) and
+    ``seedScores`` (the similarity of the nodes those links reach in some profiles, when the backend read it
+    with them, else None); ``expand`` ``graphNodes``, ``graphEdges``, more ``nodeRecords``, ``candidates``
+    (hits and expanded nodes ranked by :mod:`brain_graph.ranking`), and what the next steps need, read in
+    the same round trip as its last graph read: ``clusterMemberships`` (of the hits; None when episodes are
+    off) and ``passageTexts`` (of the candidates passages are made of); ``score_episodes`` ``episodes`` and
+    ``episodeLabels``; ``assemble_passages`` ``passages``; ``build_pack`` ``promptPack``. A step that finds
+    no ``seedLinks``, ``clusterMemberships`` or ``passageTexts`` for its request reads them itself.
     """
 
     request: SearchRequest
     queryVectors: dict[str, list[float]]
     nodeRecords: dict[str, NodeMeta]
     seedLinks: list[LinkRow] | None
+    seedScores: SeedScores | None
     clusterMemberships: list[MembershipRow] | None
     passageTexts: PassageTexts | None
     episodeLabels: dict[str, str]

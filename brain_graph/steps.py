@@ -156,6 +156,8 @@ def _counts(update: Mapping[str, Any]) -> dict[str, int]:
             counts["contextChars"] = len(value["contextMarkdown"])
         elif key == "passageTexts" and value is not None:
             counts[key] = len(value["texts"])
+        elif key == "seedScores" and value is not None:
+            counts[key] = len(value["scores"])
         elif isinstance(value, list | dict):
             counts[key] = len(value)
     return counts

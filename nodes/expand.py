@@ -6,10 +6,11 @@ from typing import TypedDict
 
 from brain_graph.passage_heads import head_row, heads_suffice
 from brain_graph.ranking import SupportTable, adjusted_score, best_via, pack_size, rank_key
+from brain_graph.security import AccessScope
 from brain_graph.services import SearchLimits
-from brain_graph.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts
+from brain_graph.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts, SeedScores
 from brain_graph.steps import StepDeps
-from brain_graph.stores.base import ClusterMembership, ContextRequest, Link, VectorHit
+from brain_graph.stores.base import ClusterMembership, ContextRequest, Link, SearchReads, VectorHit, VectorQuery
 from brain_graph.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate, SearchRequest
 
 from .retrieve import expansion_types, merge_hits, node_meta, profile_queries
@@ -57,6 +58,25 @@ def reached_first(links: list[Link], frontier: list[str], admitted: set[str]) ->
             first[link.neighbor_id] = min(index, first.get(link.neighbor_id, index))
     ordered = sorted(first, key=lambda node_id: (first[node_id], node_id))[:MAX_SCORED_PER_HOP]
     return sorted(ordered)
+
+
+def hop_similarity(
+    reads: SearchReads,
+    queries: list[VectorQuery],
+    new_ids: list[str],
+    scored: SeedScores | None,
+    scope: AccessScope,
+) -> list[VectorHit]:
+    """The similarity of a hop's new nodes: for the profiles ``scored`` covers (the first hop, when the
+    backend read it with the seeds) from there, for the others from :meth:`SearchReads.similarity`."""
+    done = set(scored["profileIds"]) if scored is not None else set()
+    rest = [query for query in queries if query.profile_id not in done]
+    found = reads.similarity(rest, new_ids, scope=scope) if rest else []
+    if scored is None:
+        return found
+    wanted = set(new_ids)
+    kept = [VectorHit(r["nodeId"], r["profileId"], r["score"]) for r in scored["scores"] if r["nodeId"] in wanted]
+    return kept + found
 
 
 def choose_new(
@@ -112,7 +132,8 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     The first hop starts from the links ``retrieve`` read with the hits (``seedLinks``); each further
     hop makes one ``links`` call for its whole frontier (the nodes the previous hop admitted; hubs,
     above ``scoring.hub_degree`` neighbours, are not expanded through). Each hop makes one
-    ``similarity`` call for the new neighbours' vector scores (at most :data:`MAX_SCORED_PER_HOP`).
+    ``similarity`` call for the new neighbours' vector scores (at most :data:`MAX_SCORED_PER_HOP`),
+    but the first hop only for the profiles ``seedScores`` does not cover.
     Each frontier node admits at most ``scoring.neighbors_per_node`` new nodes, its best by score so
     far, and all admitted nodes, hits first, number at most ``maxNodes``. Then ONE
     :meth:`~brain_graph.stores.base.SearchReads.context` read: the metadata of the nodes new to this
@@ -149,7 +170,8 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         new_ids = reached_first(links, frontier, set(admitted))
         if room <= 0 or not new_ids:
             break
-        scores.update(best_scores(reads.similarity(queries, new_ids, scope=scope)))
+        scored = state.get("seedScores") if hop == 0 and first is not None else None
+        scores.update(best_scores(hop_similarity(reads, queries, new_ids, scored, scope)))
         in_reach = set(new_ids)
         considered = [link for link in links if link.neighbor_id in in_reach]
         frontier = choose_new(considered, set(admitted), table, scores, scoring.neighbors_per_node, room)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypedDict
 
-from brain_graph.state import BrainSearchState, LinkRow
+from brain_graph.state import BrainSearchState, LinkRow, SeedScores
 from brain_graph.steps import StepDeps
-from brain_graph.stores.base import Link, NodeRecord, VectorQuery
+from brain_graph.stores.base import Link, NodeRecord, ScoredNeighbors, VectorQuery
 from brain_graph.stores.base import best_hits as merge_hits
 from brain_graph.wire import NodeMeta, SearchHit, SearchRequest
 
@@ -20,6 +20,7 @@ class RetrieveUpdate(TypedDict):
     hits: list[SearchHit]
     nodeRecords: dict[str, NodeMeta]
     seedLinks: list[LinkRow] | None
+    seedScores: SeedScores | None
 
 
 def node_meta(node: NodeRecord) -> NodeMeta:
@@ -58,9 +59,18 @@ def link_row(link: Link) -> LinkRow:
     }
 
 
+def seed_scores(scored: ScoredNeighbors) -> SeedScores:
+    """The similarity the backend read with the seeds, as the state holds it."""
+    return {
+        "profileIds": list(scored.profile_ids),
+        "scores": [{"nodeId": h.node_id, "profileId": h.profile_id, "score": h.score} for h in scored.hits],
+    }
+
+
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     """Write ``hits``: nodes of the tenant (and project) most similar to the query, with type, title and
-    url; ``nodeRecords`` for them; and ``seedLinks``, the links ``expand`` starts from. A vector whose
+    url; ``nodeRecords`` for them; ``seedLinks``, the links ``expand`` starts from; and ``seedScores``,
+    the similarity of the nodes those links reach when the backend read it with them. A vector whose
     node is gone or not visible is dropped."""
     request = state["request"]
     scope = deps.scope(request)
@@ -87,4 +97,5 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
         for hit in seeds.hits
     ]
     links = None if seeds.links is None else [link_row(link) for link in seeds.links]
-    return {"hits": hits, "nodeRecords": records, "seedLinks": links}
+    scores = None if seeds.links is None or seeds.scored is None else seed_scores(seeds.scored)
+    return {"hits": hits, "nodeRecords": records, "seedLinks": links, "seedScores": scores}

@@ -273,15 +273,29 @@ class GraphStore(Protocol):
 
 
 @dataclass(frozen=True)
+class ScoredNeighbors:
+    """The vector scores, in ``profile_ids``, of the nodes the seeds' links reach other than the hits:
+    what :meth:`SearchReads.similarity` of those profiles returns for them, read in the seeds' round
+    trip by a backend that can (``hits`` in the queries' order, each profile's by score descending
+    then node id)."""
+
+    profile_ids: tuple[str, ...]
+    hits: list[VectorHit]
+
+
+@dataclass(frozen=True)
 class Seeds:
     """What :meth:`SearchReads.seeds` read: ``hits``, one per node (its best profile), the best
     ``top_k`` of the nodes visible in the scope, ordered by score descending then node id; ``nodes``,
     the metadata of those nodes by id; ``links``, the links of the hits (as :meth:`GraphStore.links`
-    gives them, sorted) when asked for, else None."""
+    gives them, sorted) when asked for, else None; ``scored``, the similarity of the nodes those links
+    reach in some of the queried profiles, when the backend read it with them (else None: the caller
+    asks :meth:`SearchReads.similarity`)."""
 
     hits: list[VectorHit]
     nodes: dict[str, NodeRecord]
     links: list[Link] | None
+    scored: ScoredNeighbors | None = None
 
 
 @dataclass(frozen=True)
@@ -351,7 +365,8 @@ class SearchReads(Protocol):
     ) -> Seeds:
         """:meth:`VectorIndex.query`, :func:`best_hits`, :meth:`GraphStore.get_nodes` of those hits
         (the invisible dropped), then, when ``link_types`` is not empty, :meth:`GraphStore.links` of
-        the visible hits over ``link_types`` with ``max_degree``."""
+        the visible hits over ``link_types`` with ``max_degree``, and optionally (``Seeds.scored``)
+        :meth:`VectorIndex.similarity` of the nodes those links reach, in some of the profiles."""
         ...
 
     def similarity(

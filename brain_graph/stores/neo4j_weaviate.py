@@ -19,7 +19,8 @@ Loading (:meth:`Neo4jWeaviateBackend.load`)
        (:func:`~brain_graph.stores.identity.profile_conflict`) and the edges' ends (an end not among the
        loaded nodes must be a node of the tenant's current generation) are checked: a refused load writes
        nothing.
-    2. A replace-load takes a fresh generation per tenant and writes its nodes and edges to Neo4j and,
+    2. A replace-load takes a fresh generation per tenant and writes its nodes (then the copies of its
+       vectors on them, :mod:`brain_graph.stores.neo4j.vector_copies`) and edges to Neo4j and,
        at the same time (one thread), its vectors to Weaviate, in bounded batches, all invisible to
        searches; both writes end before the flip, and the first error (the graph's, when both fail)
        is raised.
@@ -50,7 +51,8 @@ Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across 
        tenants' pointers and writes into each tenant's current generation (a tenant with upserts and none
        gets a fresh one, made current by this transaction's commit): edges deleted, nodes DETACH
        DELETEd, nodes MERGEd with every field SET, edges MERGEd; an edge whose ends are not both nodes
-       then refuses the whole change (rolled back, nothing written anywhere).
+       then refuses the whole change (rolled back, nothing written anywhere); then the copies of the
+       change's vectors on their nodes are set (upserted) or removed (deleted).
     3. Weaviate (:mod:`brain_graph.stores.weaviate.changes`): the objects the change touches (its
        vectors, and a deleted node's vectors in EVERY collection) are read with their vectors and
        properties, then deleted / upserted. If a Weaviate write fails, the objects read are put back
@@ -64,10 +66,10 @@ Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across 
     Round trips (batches of 2,000 rows per Cypher statement; ``T`` targets = pairs of collection and
     Weaviate tenant touched, ``C`` collections): Weaviate ``1`` (profile metadata, when the change has
     profiles or touches vectors) ``+ 1`` per collection created; Neo4j ``1`` (pointers) + one statement
-    per batch of deleted edges (per type), deleted nodes, nodes and edges (per type); Weaviate one read
-    per target and 10,000 node ids (concurrent; a deleted node makes ``C`` targets of its tenant), then
-    one delete per target and 10,000 ids and one insert per target and 1,000 objects. An empty change
-    sends nothing.
+    per batch of deleted edges (per type), deleted nodes, nodes, edges (per type), the vectors' nodes
+    (their filters) and nodes whose vector copies change; Weaviate one read per target and 10,000 node
+    ids (concurrent; a deleted node makes ``C`` targets of its tenant), then one delete per target and
+    10,000 ids and one insert per target and 1,000 objects. An empty change sends nothing.
 
 Write-side reads (:class:`Neo4jWeaviateIndexStore`): ``tenants``, ``node_page`` (an index range in
 id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``vector_states`` is Neo4j
@@ -77,14 +79,18 @@ id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``v
 Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion
 depth ``D``, hits found, no early stop of the expansion), through :class:`~brain_graph.stores.base.SearchReads`
 (:mod:`brain_graph.stores.neo4j_weaviate_reads`): Weaviate ``P`` (the searches, concurrent), then
-Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.seeds`: the generation check, the hits' metadata
-and the first hop's links), then per hop Weaviate ``P`` (the new nodes' similarity, concurrent) and,
-for each hop after the first, Neo4j ``1`` (the frontier's links), then Neo4j ``1``
-(:func:`~brain_graph.stores.neo4j.cypher.context`: metadata of the nodes the expansion added, edges
-among the admitted nodes, cluster memberships, passage texts). So Neo4j ``D + 1`` (``2`` at depth 0)
-and Weaviate ``P (1 + D)`` requests in ``1 + D`` concurrent rounds: at depth 1 with two profiles 2
-statements and 4 requests (before: 8 and 4). A hop needs its Weaviate round because the nodes it
-reaches are not search hits: their similarity decides which of them the hop admits. None of it
+Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.seeds`: the generation check, the hits' metadata,
+the first hop's links and the vector copies of the nodes they reach), then for each hop after the
+first Weaviate ``P`` (the new nodes' similarity, concurrent) and Neo4j ``1`` (the frontier's links),
+then Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.context`: metadata of the nodes the
+expansion added, edges among the admitted nodes, cluster memberships, passage texts). So Neo4j
+``D + 1`` (``2`` at depth 0) and Weaviate ``P D`` requests (``P`` at depth 0): at depth 1 with two
+profiles 2 statements and 2 requests in three rounds (before the copies: 2 and 4 in four; before
+issue 13: 8 and 4). A hop needs the similarity of the nodes it reaches, which are not search hits,
+to decide which of them it admits: the first hop's comes from the copies of the vectors on the Neo4j
+nodes (:mod:`brain_graph.stores.neo4j.vector_copies`) where they count (see VECTOR COPIES in
+:mod:`brain_graph.stores.neo4j.cypher`); where they do not (a generation written before copies
+existed, a profile dropped since), the first hop takes Weaviate ``P`` more, as later hops do. None of it
 depends on ``topK`` or on the number of hits. The first search of a tenant in a process reads its
 generation first (Neo4j ``1`` more); a search whose cached generation is stale (the first after a
 load, apply or drop) takes Weaviate ``P`` + Neo4j ``1`` more (see the guarantee in
@@ -131,6 +137,7 @@ from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
 from brain_graph.stores.neo4j.graph import Neo4jGraphStore
 from brain_graph.stores.neo4j.index_reads import Neo4jIndexReads
 from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
+from brain_graph.stores.neo4j.vector_copies import CopiesClock
 from brain_graph.stores.neo4j_weaviate_reads import ServerSearchReads
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, plan_vectors
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
@@ -248,6 +255,7 @@ class Neo4jWeaviateBackend:
         self._index_store = Neo4jWeaviateIndexStore(neo4j, self.generations, weaviate)
         self._search_reads = ServerSearchReads(Neo4jSearchReads(neo4j), self.generations, weaviate)
         self._graph_changes = GraphChanges(neo4j)
+        self.copies = CopiesClock(neo4j)
 
     @classmethod
     def from_settings(cls, settings: Neo4jWeaviateSettings) -> Neo4jWeaviateBackend:
@@ -313,14 +321,15 @@ class Neo4jWeaviateBackend:
         check_load(nodes, edges, vectors, profiles)
         generations, fresh = self._plan(nodes, edges, vectors, replace=replace)
         self._check_ends(nodes, edges, generations)
-        self.weaviate.check_write(profiles, replace_tenants=fresh)
+        self.copies.drop(self.weaviate.check_write(profiles, replace_tenants=fresh))
+        clock = self.copies.read()
         generations.update(self.generations.take_generations(fresh))
         with ThreadPoolExecutor(1, thread_name_prefix="brain-graph-weaviate-load") as pool:
             vectors_written = pool.submit(
                 self.weaviate.write, vectors, profiles, generations=generations, replace_tenants=fresh
             )
             try:
-                self.generations.write(nodes, edges, generations)
+                self.generations.write(nodes, edges, generations, vectors)
             except BaseException:
                 _wait_quietly(vectors_written)  # the graph's error is the one to report
                 raise
@@ -328,7 +337,7 @@ class Neo4jWeaviateBackend:
                 vectors_written.result()
             except BrainGraphError as error:
                 self._write_past_drops(error, vectors, profiles, generations, fresh)
-        flips = self.generations.flip(generations)
+        flips = self.generations.flip(generations, clock)
         for tenant, generation in generations.items():  # no pointer: dropped by an older version meanwhile
             flips.setdefault(tenant, Flip(None, False, generation))
         self.clean_up(flips)
@@ -403,6 +412,7 @@ class Neo4jWeaviateBackend:
             generations = self._graph_changes.lock(tx, changes)
             self._graph_changes.write(tx, changes, generations.current)
             changes = self._graph_changes.vectors_from_graph(tx, changes, generations.current)
+            self._graph_changes.write_copies(tx, changes, generations.current)
             plan = plan_vectors(changes, generations.current, collections)
             previous = self.weaviate.read_objects(plan)
             try:
@@ -437,8 +447,12 @@ class Neo4jWeaviateBackend:
         self.generations.drop_tenants(tenant_ids)
 
     def drop_profiles(self, profile_ids: Sequence[str]) -> None:
-        """Delete the Weaviate collections of these profiles (all tenants)."""
+        """Delete the Weaviate collections of these profiles (all tenants). The copies clock stamps them
+        before and after (:mod:`~brain_graph.stores.neo4j.vector_copies`), so no search trusts the
+        copies of their vectors on the nodes of a generation made before, even one made meanwhile."""
+        self.copies.drop(profile_ids)
         self.weaviate.drop_profiles(profile_ids)
+        self.copies.drop(profile_ids)
 
     def count(self, tenant_id: str) -> TenantCounts:
         """Nodes and edges (Neo4j) and vectors per profile (Weaviate) of the tenant's current generation."""

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from brain_graph.security import AccessScope
 from brain_graph.stores.base import (
     ContextRequest,
+    ScoredNeighbors,
     SearchContext,
     Seeds,
     VectorHit,
@@ -34,6 +35,7 @@ from brain_graph.stores.base import (
 from brain_graph.stores.generation_cache import GenerationCache
 from brain_graph.stores.neo4j.generations import Neo4jGenerations
 from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
+from brain_graph.stores.neo4j.vector_copies import score_copies
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 
 GENERATION_REDOS = 2  # redos of a search whose generation moved (one per flip it overlapped)
@@ -65,14 +67,21 @@ class ServerSearchReads:
             ranked = best_hits(raw, top_k)
             stamp = self.cache.stamp()
             found = self._graph.seeds(
-                [hit.node_id for hit in ranked], scope=scope, link_types=link_types, max_degree=max_degree
+                [hit.node_id for hit in ranked],
+                scope=scope,
+                link_types=link_types,
+                max_degree=max_degree,
+                profiles=[query.profile_id for query in queries],
             )
             self.cache.put(tenant, found.generation, stamp)
             if found.generation == generation or attempt == GENERATION_REDOS:
                 break
             generation = found.generation
         nodes = {node.node_id: node for node in found.nodes}
-        return Seeds([hit for hit in ranked if hit.node_id in nodes], nodes, found.links)
+        scored = None
+        if found.links is not None and found.copied:
+            scored = ScoredNeighbors(found.copied, score_copies(queries, found.copied, found.copies))
+        return Seeds([hit for hit in ranked if hit.node_id in nodes], nodes, found.links, scored)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope

@@ -73,10 +73,12 @@ def install(point: str, k: int) -> None:
                 pause(point)
         await insert(self, collection, profile_id, batch)
 
-    def paused_flip(self: Neo4jGenerations, generations: Mapping[str, int]) -> dict[str, Flip]:
+    def paused_flip(
+        self: Neo4jGenerations, generations: Mapping[str, int], clock: int | None = None
+    ) -> dict[str, Flip]:
         if point == "flip":
             pause(point)
-        return flip(self, generations)
+        return flip(self, generations, clock)
 
     def paused_clean_up(self: Neo4jWeaviateBackend, flips: Mapping[str, Flip]) -> None:
         if point == "clean-up":

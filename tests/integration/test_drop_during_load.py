@@ -86,9 +86,14 @@ def test_a_drop_during_a_load_wins_and_the_next_load_works(
     load_dataset(dataset(tenant, "old", 5), loading, profiles)
     write = loading.generations.write
 
-    def dropped_first(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]) -> None:
+    def dropped_first(
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        generations: Mapping[str, int],
+        vectors: Sequence[VectorRecord] = (),
+    ) -> None:
         dropping.admin.drop_tenants([tenant])  # another client, after the load took its generation
-        write(nodes, edges, generations)
+        write(nodes, edges, generations, vectors)
 
     monkeypatch.setattr(loading.generations, "write", dropped_first)
     load_dataset(dataset(tenant, "alpha", 30), loading, profiles)

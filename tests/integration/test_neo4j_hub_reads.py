@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 TYPES = ["DEPENDS_ON", "REFERENCES"]
 ADMITTED = ["hub"] + [f"n{index:05d}" for index in range(0, 150, 3)]
+NO_COPIES = {"profiles": [], "copiesPrefix": cypher.COPIES_PREFIX}  # SEEDS without vector copies
 
 
 def hub_edges(tenant: str, size: int, *, loops: bool) -> list[EdgeRecord]:
@@ -182,7 +183,7 @@ def test_edges_of_types_a_search_does_not_follow_are_not_read(hubs: HubTenants) 
     def costs(tenant: str) -> tuple[dict[str, int], list[str]]:
         scope = cypher_params(AccessScope(tenant))
         statements = {
-            "seeds": (cypher.seeds, {**scope, "nodeIds": ADMITTED, "maxDegree": 50}),
+            "seeds": (cypher.seeds, {**scope, "nodeIds": ADMITTED, "maxDegree": 50, **NO_COPIES}),
             "links": (cypher.links, {**scope, "frontier": ADMITTED, "maxDegree": 50}),
             "edges_among": (cypher.edges_among, {"tenantId": tenant, "nodeIds": sorted(ADMITTED)}),
         }

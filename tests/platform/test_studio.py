@@ -21,7 +21,7 @@ pytestmark = pytest.mark.server
 
 STEP_WRITES = {
     "embed": ["request", "queryVectors"],
-    "retrieve": ["hits", "nodeRecords", "seedLinks"],
+    "retrieve": ["hits", "nodeRecords", "seedLinks", "seedScores"],
     "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates", "clusterMemberships", "passageTexts"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],

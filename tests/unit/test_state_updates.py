@@ -38,7 +38,7 @@ def test_a_command_cannot_skip_embed(searched: tuple[BrainSearchGraph, dict[str,
     assert info.value.field == "command.goto"
 
 
-@pytest.mark.parametrize("key", ["request", "hits", "nodeRecords", "seedLinks", "queryVectors"])
+@pytest.mark.parametrize("key", ["request", "hits", "nodeRecords", "seedLinks", "seedScores", "queryVectors"])
 def test_a_command_cannot_write_the_steps_keys(
     searched: tuple[BrainSearchGraph, dict[str, Any], dict[str, Any]], key: str
 ) -> None:

@@ -24,6 +24,7 @@ from brain_graph.stores.base import ChangeSet, EdgeRecord
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j.generations import WRITE_BATCH, Flip, edge_row, node_row
+from brain_graph.stores.neo4j.vector_copies import changed_copies
 from brain_graph.vocabulary import check_edge_type
 
 
@@ -85,7 +86,8 @@ class GraphChanges:
         self._client = client
 
     def lock(self, tx: neo4j.Transaction, changes: ChangeSet) -> Generations:
-        """Lock the changed tenants' pointers; the generation each is written to (one statement)."""
+        """Lock the changed tenants' pointers; the generation each is written to (one statement). A
+        generation made here records the copies clock (read in the same statement)."""
         rows = [{"tenantId": tenant, "upsert": upsert} for tenant, upsert in changed_tenants(changes).items()]
         current: dict[str, int] = {}
         fresh: dict[str, Flip] = {}
@@ -133,6 +135,19 @@ class GraphChanges:
             if (found := filters.get((v.tenant_id, v.node_id))) is not None
         ]
         return replace(changes, upsert_vectors=vectors)
+
+    def write_copies(self, tx: neo4j.Transaction, changes: ChangeSet, generations: Mapping[str, int]) -> None:
+        """Set the copies of the change's upserted vectors on their nodes and remove those of its deleted
+        vectors (:mod:`.vector_copies`); a node that does not exist keeps no copy. Run after
+        :meth:`vectors_from_graph`, so only vectors that are written are copied."""
+        deletions = [(k.tenant_id, k.node_id, k.profile_id) for k in changes.delete_vectors]
+        copies = changed_copies(changes.upsert_vectors, deletions)
+        rows = [
+            {"tenantId": tenant, "generation": generations[tenant], "nodeId": node_id, "copies": values}
+            for (tenant, node_id), values in sorted(copies.items())
+            if tenant in generations
+        ]
+        self._run_batches(tx, cypher.SET_COPIES, rows)
 
     def _run_batches(self, tx: neo4j.Transaction, query: str, rows: Sequence[dict[str, Any]]) -> None:
         for batch in _batches(rows):

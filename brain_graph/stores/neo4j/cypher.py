@@ -43,6 +43,7 @@ SCHEMA: tuple[LiteralString, ...] = (
     # (tenantId, nodeId) was the key before generations; nodes of two generations share a nodeId.
     "DROP CONSTRAINT brain_node_key IF EXISTS",
     "CREATE CONSTRAINT brain_tenant_key IF NOT EXISTS FOR (t:BrainTenant) REQUIRE t.tenantId IS UNIQUE",
+    "CREATE CONSTRAINT brain_profile_epoch_key IF NOT EXISTS FOR (e:BrainProfileEpoch) REQUIRE e.profileId IS UNIQUE",
     # The node key, nodeId first (see NODE_KEY); it replaces the (tenantId, generation, nodeId) key,
     # dropped once this one exists, so uniqueness is enforced throughout.
     "CREATE CONSTRAINT brain_node_id_key IF NOT EXISTS "
@@ -81,12 +82,16 @@ CURRENT_GENERATION: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId})
 # a drop overtook is not made visible), in one transaction for all tenants of a load. Returns the
 # generation now current (null: dropped), whether data from before generations may remain, and the
 # last generation a drop covered.
+# A pointer that moves also records when its generation's vector copies started (``row.clock``, see
+# VECTOR COPIES below); one that stays keeps its own.
 FLIP: LiteralString = (
     "UNWIND $rows AS row "
     "MATCH (t:BrainTenant {tenantId: row.tenantId}) "
-    "SET t.generation = CASE WHEN coalesce(t.generation, 0) < row.generation "
-    "AND coalesce(t.droppedThrough, 0) < row.generation "
-    "THEN row.generation ELSE t.generation END "
+    "WITH row, t, coalesce(t.generation, 0) < row.generation "
+    "AND coalesce(t.droppedThrough, 0) < row.generation AS moves "
+    "SET t.generation = CASE WHEN moves THEN row.generation ELSE t.generation END, "
+    "t.vectorCopiesClock = CASE WHEN moves THEN row.clock ELSE t.vectorCopiesClock END, "
+    "t.vectorCopiesGeneration = CASE WHEN moves THEN row.generation ELSE t.vectorCopiesGeneration END "
     "RETURN row.tenantId AS tenantId, t.generation AS current, t.legacyRemoved IS NULL AS legacy, "
     "coalesce(t.droppedThrough, 0) AS droppedThrough"
 )
@@ -191,6 +196,35 @@ def load_edges(edge_type: str, *, fresh: bool) -> str:
     )
 
 
+# -- vector copies -----------------------------------------------------------------------------
+# Each node keeps a copy of its vectors (float32 bytes) in the property ``vector:<profileId>``
+# (:mod:`brain_graph.stores.neo4j.vector_copies`), so the first hop of a search scores the nodes it
+# reaches in the statement that finds them instead of in a second Weaviate round. Weaviate stays the
+# vector index, and a search trusts copies only where they cannot differ from it: a generation made by
+# a replace-load or by a change (a fresh one holds no vector, and every write into it writes the copies
+# with the vectors, in the same transaction for a change) records the copies clock read before
+# anything was written (``vectorCopiesClock``, with ``vectorCopiesGeneration``); dropping a profile's
+# vectors (its collection: a profile drop, a re-index, a new embedder identity) moves the clock and
+# stamps the profile with it (``droppedAt``), before and after the drop, and a profile's copies count
+# only in a generation whose record is at least that stamp. A generation without a record (written
+# before copies existed) or a profile dropped since it was made is scored by Weaviate, as before.
+
+COPIES_PREFIX: LiteralString = "vector:"
+
+COPIES_CLOCK: LiteralString = "OPTIONAL MATCH (c:BrainCopiesClock {key: 'clock'}) RETURN coalesce(c.value, 0) AS clock"
+
+DROP_COPIES: LiteralString = (
+    "MERGE (c:BrainCopiesClock {key: 'clock'}) SET c.value = coalesce(c.value, 0) + 1 "
+    "WITH c UNWIND $profiles AS profileId MERGE (e:BrainProfileEpoch {profileId: profileId}) "
+    "SET e.droppedAt = c.value"
+)
+
+# The copies of a load's vectors (rows ``[nodeId, {property: bytes}]``) into its tenant and generation.
+SET_LOAD_COPIES: LiteralString = (
+    "UNWIND $rows AS row MATCH (n:BrainNode) USING INDEX SEEK n:" + NODE_KEY + " "
+    "WHERE n.tenantId = $tenantId AND n.generation = $generation AND n.nodeId = row[0] SET n += row[1]"
+)
+
 # -- changes (apply: statements of ONE transaction) --------------------------------------------
 
 # The pointers of the changed tenants, write-locked for the transaction (the first SET takes the lock
@@ -199,16 +233,20 @@ def load_edges(edge_type: str, *, fresh: bool) -> str:
 # made current right here (``fresh``: the flip is this transaction's commit; before it, reads see the
 # tenant without data). A tenant with deletions only and no pointer gets none. This is the only
 # statement of the transaction that touches pointers: a second one (a separate flip) deadlocks with a
-# concurrent change queued on the lock.
+# concurrent change queued on the lock. A fresh generation records the copies clock read here, before
+# the change writes anything (see VECTOR COPIES).
 LOCK_POINTERS: LiteralString = (
+    "OPTIONAL MATCH (c:BrainCopiesClock {key: 'clock'}) WITH coalesce(c.value, 0) AS clock "
     "UNWIND $rows AS row "
     "OPTIONAL MATCH (found:BrainTenant {tenantId: row.tenantId}) "
-    "WITH row WHERE found IS NOT NULL OR row.upsert "
+    "WITH clock, row WHERE found IS NOT NULL OR row.upsert "
     "MERGE (t:BrainTenant {tenantId: row.tenantId}) "
     "SET t.nextGeneration = coalesce(t.nextGeneration, 0) "
-    "WITH row, t, row.upsert AND t.generation IS NULL AS fresh "
-    "WITH row, t, fresh, t.nextGeneration + CASE WHEN fresh THEN 1 ELSE 0 END AS next "
-    "SET t.nextGeneration = next, t.generation = CASE WHEN fresh THEN next ELSE t.generation END "
+    "WITH clock, row, t, row.upsert AND t.generation IS NULL AS fresh "
+    "WITH clock, row, t, fresh, t.nextGeneration + CASE WHEN fresh THEN 1 ELSE 0 END AS next "
+    "SET t.nextGeneration = next, t.generation = CASE WHEN fresh THEN next ELSE t.generation END, "
+    "t.vectorCopiesClock = CASE WHEN fresh THEN clock ELSE t.vectorCopiesClock END, "
+    "t.vectorCopiesGeneration = CASE WHEN fresh THEN next ELSE t.vectorCopiesGeneration END "
     "RETURN row.tenantId AS tenantId, t.generation AS generation, fresh, t.legacyRemoved IS NULL AS legacy"
 )
 
@@ -242,6 +280,9 @@ DELETE_NODES: LiteralString = "UNWIND $rows AS row " + _row_node("n", "nodeId") 
 EXISTING_NODES: LiteralString = (
     "UNWIND $rows AS row " + _row_node("n", "nodeId") + "RETURN row.tenantId AS tenantId, n.nodeId AS nodeId"
 )
+
+# Vector copies set (bytes) or removed (null) by a change: rows {tenantId, generation, nodeId, copies}.
+SET_COPIES: LiteralString = "UNWIND $rows AS row " + _row_node("n", "nodeId") + "SET n += row.copies"
 
 # The filter metadata of nodes (read in an apply's transaction: vectors take it from the graph).
 NODE_FILTERS: LiteralString = (
@@ -456,17 +497,37 @@ def links_of(frontier: str, edge_types: tuple[str, ...]) -> str:
     return frontier_links(frontier, edge_types) + "RETURN collect([s.nodeId, degree, links]) AS links"
 
 
+# The profiles of ``$profiles`` whose vector copies count in the tenant's current generation (see
+# VECTOR COPIES): one row, ``copied``.
+COPIED_PROFILES: LiteralString = (
+    "CALL (t) { UNWIND CASE WHEN t.vectorCopiesGeneration = t.generation THEN $profiles ELSE [] END AS p "
+    "OPTIONAL MATCH (e:BrainProfileEpoch {profileId: p}) "
+    "WITH t, p, coalesce(e.droppedAt, 0) AS droppedAt WHERE droppedAt <= t.vectorCopiesClock "
+    "RETURN collect(p) AS copied } "
+)
+
+
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def seeds(edge_types: tuple[str, ...]) -> str:
     """The tenant's current generation (null without a pointer: the caller compares it with the one its
-    vector search used), the metadata of the visible hits (GET_NODES), and with ``edge_types`` the
-    links of those visible hits (:func:`links`)."""
+    vector search used), the metadata of the visible hits (GET_NODES), with ``edge_types`` the links
+    of those visible hits (:func:`links`), and of ``$profiles`` those whose copies are trusted
+    (``copied``, :data:`COPIED_PROFILES`) with the copies of those profiles of every node the links
+    reach that is not among ``$nodeIds`` (``vectors``: ``[nodeId, [bytes or null per copied
+    profile]]``, each node once; the links only hold visible nodes)."""
     return (
         "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
         "RETURN collect(n " + META_MAP + ") AS nodes } "
         "CALL (t, nodes) { "
         + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END", edge_types)
-        + " } RETURN t.generation AS generation, nodes, links"
+        + " } "
+        + COPIED_PROFILES
+        + "CALL (t, links, copied) { UNWIND CASE WHEN size(copied) > 0 THEN links ELSE [] END AS row "
+        "UNWIND row[2] AS link WITH t, copied, link[1] AS reachedId WHERE NOT reachedId IN $nodeIds "
+        "WITH t, copied, collect(DISTINCT reachedId) AS reached "
+        + seek("v", "IN reached")
+        + "RETURN collect([v.nodeId, [p IN copied | v[$copiesPrefix + p]]]) AS vectors } "
+        "RETURN t.generation AS generation, nodes, links, copied, vectors"
     )
 
 

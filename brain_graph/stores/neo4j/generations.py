@@ -19,10 +19,11 @@ from typing import Any, LiteralString, TypeVar
 import neo4j
 
 from brain_graph.passage_heads import stored_heads
-from brain_graph.stores.base import EdgeRecord, NodeRecord
+from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j.vector_copies import copy_chars, copy_rows, node_copies
 
 WRITE_BATCH = 2000  # rows per statement of a change (:mod:`.changes`)
 LOAD_BATCH = 5000  # rows per statement (and transaction) of a load, at most
@@ -165,6 +166,13 @@ def node_lanes(
             yield _statement(query, tenant, generations[tenant], rows)
 
 
+def copy_lanes(vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> Iterator[Iterator[Statement]]:
+    """One lane per batch of a tenant's vector copies (:func:`load_batches`, bytes counted)."""
+    for tenant, rows in copy_rows(node_copies(vectors)).items():
+        for batch in load_batches(rows, copy_chars):
+            yield _statement(cypher.SET_LOAD_COPIES, tenant, generations[tenant], batch)
+
+
 def _edge_key(edge: EdgeRecord) -> tuple[str, str, str]:
     return edge.edge_type, edge.from_node_id, edge.to_node_id
 
@@ -236,12 +244,14 @@ class Neo4jGenerations:
 
         return self._client.write(work)
 
-    def flip(self, generations: Mapping[str, int]) -> dict[str, Flip]:
+    def flip(self, generations: Mapping[str, int], clock: int | None = None) -> dict[str, Flip]:
         """Make each tenant's generation the current one, if it is newer than the current one, in ONE
-        transaction for all tenants; returns what is current afterwards."""
+        transaction for all tenants, recording the copies ``clock`` read before its writes for each
+        generation made current (None: its vector copies never count); returns what is current
+        afterwards."""
         if not generations:
             return {}
-        rows = [{"tenantId": tenant, "generation": g} for tenant, g in sorted(generations.items())]
+        rows = [{"tenantId": tenant, "generation": g, "clock": clock} for tenant, g in sorted(generations.items())]
         records = self._client.write(lambda session: self._client.commit(session, cypher.FLIP, {"rows": rows}))
         return {
             r["tenantId"]: Flip(
@@ -259,8 +269,16 @@ class Neo4jGenerations:
         records = self._client.write(lambda session: self._client.commit(session, cypher.DROPPED_SINCE, {"rows": rows}))
         return {record["tenantId"] for record in records}
 
-    def write(self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], generations: Mapping[str, int]) -> None:
-        """Write the nodes, then the edges grouped by type (type validated, then interpolated), into the
+    def write(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        generations: Mapping[str, int],
+        vectors: Sequence[VectorRecord] = (),
+    ) -> None:
+        """Write the nodes, then the copies of ``vectors`` on their nodes (:mod:`.vector_copies`; a
+        vector whose node is not in the generation has none), then the edges grouped by type (type
+        validated, then interpolated), into the
         generation ``generations`` names for their tenant, each node and edge once (the last given);
         each batch of at most :data:`LOAD_BATCH` rows and :data:`LOAD_BATCH_CHARS` characters in its own
         transaction, on :data:`LOAD_WRITERS` sessions
@@ -271,6 +289,7 @@ class Neo4jGenerations:
         self._unwritten.difference_update((tenant, generations[tenant]) for tenant in fresh)
         self._client.ensure_schema()  # before the sessions run concurrently
         self._run_lanes(node_lanes(nodes, generations, fresh))
+        self._run_lanes(copy_lanes(vectors, generations))
         self._run_lanes(edge_lanes(edges, generations, fresh))
 
     def _run_lanes(self, lanes: Iterator[Iterable[Statement]]) -> None:

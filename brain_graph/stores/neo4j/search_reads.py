@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from brain_graph.security import AccessScope
@@ -30,11 +30,15 @@ from brain_graph.vocabulary import CLUSTER
 @dataclass(frozen=True)
 class SeedGraph:
     """What :func:`~brain_graph.stores.neo4j.cypher.seeds` read: the tenant's current generation (None:
-    it has none), the metadata of the visible hits, and their links when asked for."""
+    it has none), the metadata of the visible hits, their links when asked for, the asked profiles whose
+    vector copies the generation records (``copied``) and the copies of the nodes the links reach
+    (``[nodeId, [bytes or None per copied profile]]``)."""
 
     generation: int | None
     nodes: list[NodeRecord]
     links: list[Link] | None
+    copied: tuple[str, ...] = ()
+    copies: list[list[Any]] = field(default_factory=list)
 
 
 def decode_links(rows: Sequence[Sequence[Any]]) -> list[Link]:
@@ -59,16 +63,25 @@ class Neo4jSearchReads:
         self._client = client
 
     def seeds(
-        self, node_ids: Sequence[str], *, scope: AccessScope, link_types: Sequence[str], max_degree: int
+        self,
+        node_ids: Sequence[str],
+        *,
+        scope: AccessScope,
+        link_types: Sequence[str],
+        max_degree: int,
+        profiles: Sequence[str] = (),
     ) -> SeedGraph:
         """The current generation, the visible nodes among ``node_ids`` and, with ``link_types``, their
-        links (hubs above ``max_degree`` counted, not listed). One statement."""
+        links (hubs above ``max_degree`` counted, not listed), and the vector copies in ``profiles`` of
+        the nodes those links reach, where the generation records them. One statement."""
         types = tuple(sorted(set(link_types)))
         params = {
             **cypher_params(scope),
             "nodeIds": list(dict.fromkeys(node_ids)),
             "edgeTypes": list(types),
             "maxDegree": max_degree,
+            "profiles": list(dict.fromkeys(profiles)) if link_types else [],
+            "copiesPrefix": cypher.COPIES_PREFIX,
         }
         row = self._client.read(cypher.seeds(types), params)[0]
         generation = row["generation"]
@@ -76,6 +89,8 @@ class Neo4jSearchReads:
             None if generation is None else int(generation),
             [node_meta(node) for node in row["nodes"]],
             decode_links(row["links"]) if link_types else None,
+            tuple(row["copied"]),
+            row["vectors"],
         )
 
     def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:

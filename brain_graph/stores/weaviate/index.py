@@ -117,15 +117,16 @@ class WeaviateVectorIndex:
         finally:
             self.schema.invalidate()
 
-    def check_write(self, profiles: Sequence[ProfileIndexInfo], *, replace_tenants: Sequence[str] = ()) -> None:
+    def check_write(self, profiles: Sequence[ProfileIndexInfo], *, replace_tenants: Sequence[str] = ()) -> list[str]:
         """Raise the :class:`ConfigurationError` :meth:`write` would raise for these profiles, writing
-        nothing (run before the graph is written, so a rejected load changes neither store)."""
+        nothing (run before the graph is written, so a rejected load changes neither store); the
+        profiles whose recorded identity the write would change."""
 
-        async def op(client: Client) -> None:
+        async def op(client: Client) -> list[str]:
             cache = await self.schema.read(client)
-            await self.schema.ensure(client, profiles, cache, replace_tenants, dry_run=True)
+            return await self.schema.ensure(client, profiles, cache, replace_tenants, dry_run=True)
 
-        self.connection.call(op, None)
+        return self.connection.call(op, None)
 
     # -- incremental changes (see :mod:`.changes`) -------------------------------------------------
 

@@ -198,9 +198,10 @@ class WeaviateSchema:
         replace_tenants: Sequence[str],
         *,
         dry_run: bool = False,
-    ) -> None:
+    ) -> list[str]:
         """Create missing collections and apply the embedder-identity rule, with ``replace_tenants`` the
-        tenants the load replaces. ``dry_run`` only checks."""
+        tenants the load replaces; the profiles whose recorded identity changes. ``dry_run`` only checks."""
+        changed: list[str] = []
         for info in profiles:
             name = collection_name(info.profile_id)
             existing = cache.profiles.get(info.profile_id)
@@ -214,6 +215,7 @@ class WeaviateSchema:
                 )
             elif existing != info:
                 await self._check_holders(client, existing, info, replace_tenants)
+                changed.append(info.profile_id)
                 if dry_run:
                     continue
                 self._connection.tick()
@@ -226,6 +228,7 @@ class WeaviateSchema:
             if not dry_run:
                 cache.profiles[info.profile_id] = info
                 await self._add_content_hash(client, name, cache)
+        return changed
 
     async def _add_content_hash(self, client: Client, name: str, cache: ProfileCache) -> None:
         """Give a collection created before ``contentHash`` existed that property (a collection another

@@ -1,0 +1,150 @@
+"""The vector copies on the Neo4j nodes (:mod:`brain_graph.stores.neo4j.vector_copies`): the first hop
+of a search is scored from them exactly as Weaviate scores it, and only while they cannot differ from
+Weaviate; otherwise the search asks Weaviate, as before copies existed.
+
+Each test uses a profile of its own (dropping it touches no other test) and tenants of its own."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from brain_graph.security import AccessScope
+from brain_graph.stores import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord
+from brain_graph.stores.base import ChangeSet, Seeds, VectorKey
+from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from tests.integration.servers import connect, unique_prefix
+
+pytestmark = pytest.mark.integration
+
+LINK = "RELATES_TO"
+EMBEDDER = "copies-test"
+VECTORS = {
+    "hit": [1.0, 0.0, 0.0, 0.0],
+    "near": [0.9, 0.1, 0.0, 0.0],
+    "far": [0.0, 1.0, 0.5, 0.25],
+    "other": [0.3, 0.3, 0.3, 0.3],
+}
+
+
+@pytest.fixture
+def backend() -> Iterator[Neo4jWeaviateBackend]:
+    server = connect()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def records(
+    tenant: str, profile: str, vectors: dict[str, list[float]]
+) -> tuple[list[NodeRecord], list[EdgeRecord], list[VectorRecord]]:
+    """A hit linked to every other node; a vector for each node of ``vectors``."""
+    nodes = [NodeRecord(tenant, node_id, "cdm.work_item", "P", node_id, None) for node_id in sorted(VECTORS)]
+    edges = [EdgeRecord(tenant, LINK, "hit", node_id) for node_id in sorted(VECTORS) if node_id != "hit"]
+    stored = [VectorRecord(tenant, n, profile, "P", False, (), v) for n, v in sorted(vectors.items())]
+    return nodes, edges, stored
+
+
+def seeds(backend: Neo4jWeaviateBackend, tenant: str, profile: str) -> Seeds:
+    query = VectorQuery(profile, VECTORS["hit"], EMBEDDER)
+    return backend.search_reads.seeds(
+        [query], scope=AccessScope(tenant), project_key=None, top_k=1, link_types=[LINK], max_degree=50
+    )
+
+
+def weaviate_scores(backend: Neo4jWeaviateBackend, tenant: str, profile: str) -> list[VectorHit]:
+    """What Weaviate answers for the hit's neighbours (the round the copies replace)."""
+    query = VectorQuery(profile, VECTORS["hit"], EMBEDDER)
+    neighbours = sorted(set(VECTORS) - {"hit"})
+    return backend.search_reads.similarity([query], neighbours, scope=AccessScope(tenant))
+
+
+def copied_scores(found: Seeds) -> list[VectorHit] | None:
+    return None if found.scored is None else found.scored.hits
+
+
+@pytest.fixture
+def profile(backend: Neo4jWeaviateBackend) -> Iterator[ProfileIndexInfo]:
+    info = ProfileIndexInfo(f"copies{uuid.uuid4().hex[:6]}.work", EMBEDDER, 4)
+    yield info
+    backend.admin.drop_profiles([info.profile_id])
+
+
+def test_a_load_scores_the_first_hop_from_the_copies(backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo) -> None:
+    tenant = unique_prefix("copies") + "t"
+    try:
+        backend.load(*records(tenant, profile.profile_id, VECTORS), [profile], replace=True)
+        found = seeds(backend, tenant, profile.profile_id)
+        assert [hit.node_id for hit in found.hits] == ["hit"]
+        assert found.scored is not None
+        assert found.scored.profile_ids == (profile.profile_id,)
+        assert copied_scores(found) == weaviate_scores(backend, tenant, profile.profile_id)
+        assert [hit.node_id for hit in found.scored.hits] == ["near", "other", "far"]
+        # a generation written before copies existed records no clock: Weaviate scores it
+        backend.neo4j.write(
+            lambda s: backend.neo4j.commit(
+                s, "MATCH (t:BrainTenant {tenantId: $t}) SET t.vectorCopiesClock = null", {"t": tenant}
+            )
+        )
+        assert seeds(backend, tenant, profile.profile_id).scored is None
+    finally:
+        backend.admin.drop_tenants([tenant])
+
+
+def test_copies_of_a_dropped_profile_never_count_again(
+    backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo
+) -> None:
+    tenant = unique_prefix("copies") + "t"
+    try:
+        backend.load(*records(tenant, profile.profile_id, VECTORS), [profile], replace=True)
+        backend.admin.drop_profiles([profile.profile_id])
+        # the profile again, with a vector for the hit and one neighbour only: the other neighbours'
+        # copies from before the drop are stale (Weaviate has no vector for them now)
+        again = {"hit": VECTORS["hit"], "far": VECTORS["far"]}
+        _, _, vectors = records(tenant, profile.profile_id, again)
+        backend.apply(ChangeSet(upsert_vectors=vectors, profiles=[profile]))
+        found = seeds(backend, tenant, profile.profile_id)
+        assert found.scored is None  # the generation was made before the drop
+        assert [hit.node_id for hit in weaviate_scores(backend, tenant, profile.profile_id)] == ["far"]
+        # a replace-load makes a generation whose copies count again
+        backend.load(*records(tenant, profile.profile_id, again), [profile], replace=True)
+        found = seeds(backend, tenant, profile.profile_id)
+        assert copied_scores(found) == weaviate_scores(backend, tenant, profile.profile_id)
+        assert [hit.node_id for hit in copied_scores(found) or []] == ["far"]
+    finally:
+        backend.admin.drop_tenants([tenant])
+
+
+def test_changes_keep_the_copies_in_step(backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo) -> None:
+    tenant = unique_prefix("copies") + "t"
+    pid = profile.profile_id
+    try:
+        nodes, edges, vectors = records(tenant, pid, VECTORS)
+        backend.apply(ChangeSet(upsert_nodes=nodes, upsert_edges=edges, upsert_vectors=vectors, profiles=[profile]))
+        found = seeds(backend, tenant, pid)  # a generation made by a change records the clock too
+        assert copied_scores(found) == weaviate_scores(backend, tenant, pid)
+        assert len(copied_scores(found) or []) == 3
+
+        backend.apply(ChangeSet(delete_vectors=[VectorKey(tenant, pid, "near")]))
+        moved = VectorRecord(tenant, "far", pid, "P", False, (), [1.0, 0.05, 0.0, 0.0])
+        backend.apply(ChangeSet(upsert_vectors=[moved], profiles=[profile]))
+        # a node rewritten without vectors keeps its copy, as Weaviate keeps its vector
+        backend.apply(ChangeSet(upsert_nodes=[NodeRecord(tenant, "other", "cdm.work_item", "P", "renamed", None)]))
+        found = seeds(backend, tenant, pid)
+        assert copied_scores(found) == weaviate_scores(backend, tenant, pid)
+        assert [hit.node_id for hit in copied_scores(found) or []] == ["far", "other"]
+
+        # a change that fails leaves the copies as they were
+        bad = ChangeSet(
+            upsert_vectors=[VectorRecord(tenant, "other", pid, "P", False, (), [0.0, 0.0, 0.0, 1.0])],
+            upsert_edges=[EdgeRecord(tenant, LINK, "hit", "missing")],
+            profiles=[profile],
+        )
+        with pytest.raises(Exception, match="not a node"):
+            backend.apply(bad)
+        assert copied_scores(seeds(backend, tenant, pid)) == copied_scores(found)
+    finally:
+        backend.admin.drop_tenants([tenant])

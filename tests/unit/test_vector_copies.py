@@ -1,0 +1,82 @@
+"""Scoring the first hop from the vector copies read with the seeds (pure logic: no server)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from brain_graph.security import AccessScope
+from brain_graph.state import SeedScores
+from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord
+from brain_graph.stores.exact import exact_scores
+from brain_graph.stores.identity import EmbeddingMismatchError
+from brain_graph.stores.neo4j.vector_copies import changed_copies, copy_bytes, copy_property, score_copies
+from nodes.expand import hop_similarity
+
+WORK, DOC = "cdm.work.summary", "cdm.doc.body"
+QUERIES = [VectorQuery(WORK, [1.0, 0.5, 0.0], "e"), VectorQuery(DOC, [0.0, 1.0, 1.0], "e")]
+
+
+def test_copies_score_like_the_reference_over_float32_vectors() -> None:
+    a, b = [0.3, 0.1, 0.7], [0.9, 0.2, 0.1]
+    rows: list[list[Any]] = [["a", [copy_bytes(a), None]], ["b", [copy_bytes(b), copy_bytes(b)]]]
+    hits = score_copies(QUERIES, (WORK, DOC), rows)
+    stored = np.asarray([a, b], dtype=np.float32)
+    work = dict(zip(["a", "b"], exact_scores(QUERIES[0].vector, stored), strict=True))
+    doc = exact_scores(QUERIES[1].vector, stored[1:])[0]
+    assert hits == [  # the queries' order, each by score then id; no hit without a vector
+        *sorted((VectorHit(n, WORK, s) for n, s in work.items()), key=lambda h: (-h.score, h.node_id)),
+        VectorHit("b", DOC, doc),
+    ]
+
+
+def test_copies_of_another_dimension_are_an_embedding_mismatch() -> None:
+    mismatch = r"profile cdm\.doc\.body: query vector has dimension 3, the index holds dimension 2"
+    with pytest.raises(EmbeddingMismatchError, match=mismatch):
+        score_copies(QUERIES, (DOC,), [["a", [copy_bytes([1.0, 2.0])]]])
+
+
+def test_a_change_removes_deleted_copies_and_sets_upserted_ones() -> None:
+    upsert = VectorRecord("t", "n", WORK, None, False, (), [1.0, 2.0])
+    copies = changed_copies([upsert], [("t", "n", DOC), ("t", "m", WORK)])
+    assert copies == {
+        ("t", "n"): {copy_property(DOC): None, copy_property(WORK): copy_bytes([1.0, 2.0])},
+        ("t", "m"): {copy_property(WORK): None},
+    }
+
+
+class Reads:
+    """A SearchReads whose similarity records what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[list[str], list[str]]] = []
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        self.asked.append(([q.profile_id for q in queries], list(node_ids)))
+        return [VectorHit(node_id, q.profile_id, 0.5) for q in queries for node_id in node_ids]
+
+
+def test_a_hop_asks_only_for_the_profiles_the_seeds_did_not_score() -> None:
+    scored: SeedScores = {
+        "profileIds": [WORK],
+        "scores": [
+            {"nodeId": "x", "profileId": WORK, "score": 0.9},
+            {"nodeId": "admitted-elsewhere", "profileId": WORK, "score": 0.8},
+        ],
+    }
+    reads = Reads()
+    hits = hop_similarity(reads, QUERIES, ["x", "y"], scored, AccessScope("t"))  # type: ignore[arg-type]
+    assert reads.asked == [([DOC], ["x", "y"])]
+    assert hits == [VectorHit("x", WORK, 0.9), VectorHit("x", DOC, 0.5), VectorHit("y", DOC, 0.5)]
+
+    everything: SeedScores = {"profileIds": [WORK, DOC], "scores": []}
+    reads = Reads()
+    assert hop_similarity(reads, QUERIES, ["x"], everything, AccessScope("t")) == []  # type: ignore[arg-type]
+    assert reads.asked == []
+    assert hop_similarity(reads, QUERIES, ["x"], None, AccessScope("t"))  # type: ignore[arg-type]
+    assert reads.asked == [([WORK, DOC], ["x"])]
