@@ -322,7 +322,8 @@ class Neo4jWeaviateBackend:
         generations, fresh = self._plan(nodes, edges, vectors, replace=replace)
         self._check_ends(nodes, edges, generations)
         self.copies.drop(self.weaviate.check_write(profiles, replace_tenants=fresh))
-        clock = self.copies.read()
+        self.copies.untrust({vector.tenant_id for vector in vectors} & set(generations))  # merged: not atomic
+        clocks = dict.fromkeys(sorted(set(fresh) - nodeless_vector_tenants(nodes, vectors)), self.copies.read())
         generations.update(self.generations.take_generations(fresh))
         with ThreadPoolExecutor(1, thread_name_prefix="brain-graph-weaviate-load") as pool:
             vectors_written = pool.submit(
@@ -337,7 +338,7 @@ class Neo4jWeaviateBackend:
                 vectors_written.result()
             except BrainGraphError as error:
                 self._write_past_drops(error, vectors, profiles, generations, fresh)
-        flips = self.generations.flip(generations, clock)
+        flips = self.generations.flip(generations, clocks)
         for tenant, generation in generations.items():  # no pointer: dropped by an older version meanwhile
             flips.setdefault(tenant, Flip(None, False, generation))
         self.clean_up(flips)
@@ -402,12 +403,23 @@ class Neo4jWeaviateBackend:
             return
         touches_vectors = changes.profiles or changes.upsert_vectors or changes.delete_vectors or changes.delete_nodes
         collections = self.weaviate.prepare_changes(changes.profiles) if touches_vectors else set()
-        flips = self.neo4j.write(lambda session: self._apply_in(session, changes, collections))
+        unsure: set[str] = set()
+        try:
+            flips = self.neo4j.write(lambda session: self._apply_in(session, changes, collections, unsure))
+        except BaseException:
+            if unsure:  # the stores may now differ: stop trusting the copies (best effort, after the rollback)
+                with contextlib.suppress(Exception):
+                    self.copies.untrust(unsure)
+            raise
         if flips:
             self.clean_up(flips)
 
-    def _apply_in(self, session: neo4j.Session, changes: ChangeSet, collections: set[str]) -> dict[str, Flip]:
-        """The Neo4j transaction of a change, with the Weaviate writes before its commit."""
+    def _apply_in(
+        self, session: neo4j.Session, changes: ChangeSet, collections: set[str], unsure: set[str]
+    ) -> dict[str, Flip]:
+        """The Neo4j transaction of a change, with the Weaviate writes before its commit. When the commit
+        fails (its outcome unknown) or Weaviate cannot be restored, the change's tenants go into
+        ``unsure``: their vector copies may no longer match Weaviate."""
         with self.neo4j.transaction(session) as tx:
             generations = self._graph_changes.lock(tx, changes)
             self._graph_changes.write(tx, changes, generations.current)
@@ -415,13 +427,21 @@ class Neo4jWeaviateBackend:
             self._graph_changes.write_copies(tx, changes, generations.current)
             plan = plan_vectors(changes, generations.current, collections)
             previous = self.weaviate.read_objects(plan)
+            committing = False
             try:
                 self.weaviate.write_changes(plan, previous)
+                committing = True
                 tx.commit()
             except (DriverError, Neo4jError) as error:
-                raise self._restored(self.neo4j.failure(error), plan, previous) from None
+                mapped = self.neo4j.failure(error)
+                failure = self._restored(mapped, plan, previous)
+                if committing or failure is not mapped:
+                    unsure.update(generations.current)
+                raise failure from None
             except BaseException as error:
                 replacement = self._restored(error, plan, previous)
+                if committing or replacement is not error:
+                    unsure.update(generations.current)
                 if replacement is error:
                     raise
                 raise replacement from error
@@ -443,6 +463,7 @@ class Neo4jWeaviateBackend:
         first, then Neo4j, where each pointer stays as a tombstone. A replace-load of such a tenant that
         took its generation before the drop ends as if it had run before the drop: its flip is refused
         and its clean-up deletes what it wrote; a load after the drop is kept."""
+        self.copies.untrust(tenant_ids)  # first: a tombstone that fails to follow leaves no trusted copy
         self.weaviate.drop_tenants(tenant_ids)
         self.generations.drop_tenants(tenant_ids)
 
@@ -451,8 +472,10 @@ class Neo4jWeaviateBackend:
         before and after (:mod:`~brain_graph.stores.neo4j.vector_copies`), so no search trusts the
         copies of their vectors on the nodes of a generation made before, even one made meanwhile."""
         self.copies.drop(profile_ids)
-        self.weaviate.drop_profiles(profile_ids)
-        self.copies.drop(profile_ids)
+        try:
+            self.weaviate.drop_profiles(profile_ids)
+        finally:
+            self.copies.drop(profile_ids)
 
     def count(self, tenant_id: str) -> TenantCounts:
         """Nodes and edges (Neo4j) and vectors per profile (Weaviate) of the tenant's current generation."""
@@ -470,6 +493,13 @@ class Neo4jWeaviateBackend:
             self.neo4j.close()
         finally:
             self.weaviate.close()
+
+
+def nodeless_vector_tenants(nodes: Sequence[NodeRecord], vectors: Sequence[VectorRecord]) -> set[str]:
+    """The tenants of vectors whose node is not among ``nodes``: Weaviate stores such a vector, but
+    its copy has no node to live on (in a fresh generation the node cannot exist)."""
+    loaded = {(node.tenant_id, node.node_id) for node in nodes}
+    return {vector.tenant_id for vector in vectors if (vector.tenant_id, vector.node_id) not in loaded}
 
 
 def from_environment(**overrides: Any) -> Neo4jWeaviateBackend:

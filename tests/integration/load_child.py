@@ -74,11 +74,11 @@ def install(point: str, k: int) -> None:
         await insert(self, collection, profile_id, batch)
 
     def paused_flip(
-        self: Neo4jGenerations, generations: Mapping[str, int], clock: int | None = None
+        self: Neo4jGenerations, generations: Mapping[str, int], clocks: Mapping[str, int] | None = None
     ) -> dict[str, Flip]:
         if point == "flip":
             pause(point)
-        return flip(self, generations, clock)
+        return flip(self, generations, clocks)
 
     def paused_clean_up(self: Neo4jWeaviateBackend, flips: Mapping[str, Flip]) -> None:
         if point == "clean-up":

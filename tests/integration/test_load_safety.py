@@ -288,20 +288,24 @@ def test_an_overtaken_load_neither_hides_nor_deletes_the_newer_one(
     overtaken: dict[str, int] = {}
     flip = Neo4jGenerations.flip
 
-    def stage_b(self: Neo4jGenerations, generations: Mapping[str, int], clock: int | None = None) -> dict[str, Flip]:
+    def stage_b(
+        self: Neo4jGenerations, generations: Mapping[str, int], clocks: Mapping[str, int] | None = None
+    ) -> dict[str, Flip]:
         if not staged:
             registry = scenario.services.profiles
             staged.update(other.generations.take_generations(scenario.tenants))
             other.generations.write(third.node_records(), third.edge_records(), staged)
             vectors = embed_nodes(third.node_records(), registry)
             other.weaviate.write(vectors, index_info(registry), generations=staged, replace_tenants=scenario.tenants)
-        return flip(self, generations, clock)
+        return flip(self, generations, clocks)
 
-    def complete_b(self: Neo4jGenerations, generations: Mapping[str, int], clock: int | None = None) -> dict[str, Flip]:
+    def complete_b(
+        self: Neo4jGenerations, generations: Mapping[str, int], clocks: Mapping[str, int] | None = None
+    ) -> dict[str, Flip]:
         if not overtaken:
             overtaken.update(generations)
             scenario.load("old", other)  # B': its own flip comes here too, and goes through
-        return flip(self, generations, clock)
+        return flip(self, generations, clocks)
 
     try:
         with monkeypatch.context() as patch:

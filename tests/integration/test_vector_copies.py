@@ -7,10 +7,12 @@ Each test uses a profile of its own (dropping it touches no other test) and tena
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import pytest
 
+from brain_graph.errors import BackendUnavailableError
 from brain_graph.security import AccessScope
 from brain_graph.stores import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord
 from brain_graph.stores.base import ChangeSet, Seeds, VectorKey
@@ -48,18 +50,25 @@ def records(
     return nodes, edges, stored
 
 
-def seeds(backend: Neo4jWeaviateBackend, tenant: str, profile: str) -> Seeds:
+def seeds(backend: Neo4jWeaviateBackend, tenant: str, profile: str, scope: AccessScope | None = None) -> Seeds:
     query = VectorQuery(profile, VECTORS["hit"], EMBEDDER)
     return backend.search_reads.seeds(
-        [query], scope=AccessScope(tenant), project_key=None, top_k=1, link_types=[LINK], max_degree=50
+        [query], scope=scope or AccessScope(tenant), project_key=None, top_k=1, link_types=[LINK], max_degree=50
     )
 
 
-def weaviate_scores(backend: Neo4jWeaviateBackend, tenant: str, profile: str) -> list[VectorHit]:
+def weaviate_scores(
+    backend: Neo4jWeaviateBackend,
+    tenant: str,
+    profile: str,
+    *,
+    also: Sequence[str] = (),
+    scope: AccessScope | None = None,
+) -> list[VectorHit]:
     """What Weaviate answers for the hit's neighbours (the round the copies replace)."""
     query = VectorQuery(profile, VECTORS["hit"], EMBEDDER)
-    neighbours = sorted(set(VECTORS) - {"hit"})
-    return backend.search_reads.similarity([query], neighbours, scope=AccessScope(tenant))
+    neighbours = sorted({*VECTORS, *also} - {"hit"})
+    return backend.search_reads.similarity([query], neighbours, scope=scope or AccessScope(tenant))
 
 
 def copied_scores(found: Seeds) -> list[VectorHit] | None:
@@ -137,14 +146,102 @@ def test_changes_keep_the_copies_in_step(backend: Neo4jWeaviateBackend, profile:
         assert copied_scores(found) == weaviate_scores(backend, tenant, pid)
         assert [hit.node_id for hit in copied_scores(found) or []] == ["far", "other"]
 
-        # a change that fails leaves the copies as they were
-        bad = ChangeSet(
-            upsert_vectors=[VectorRecord(tenant, "other", pid, "P", False, (), [0.0, 0.0, 0.0, 1.0])],
-            upsert_edges=[EdgeRecord(tenant, LINK, "hit", "missing")],
-            profiles=[profile],
+    finally:
+        backend.admin.drop_tenants([tenant])
+
+
+def test_a_failed_change_leaves_the_copies_as_they_were(
+    backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = unique_prefix("copies") + "t"
+    pid = profile.profile_id
+    try:
+        backend.load(*records(tenant, pid, VECTORS), [profile], replace=True)
+        before = copied_scores(seeds(backend, tenant, pid))
+        assert before is not None
+        moved = ChangeSet(
+            upsert_vectors=[VectorRecord(tenant, "far", pid, "P", False, (), [1.0, 0.0, 0.0, 0.1])], profiles=[profile]
         )
-        with pytest.raises(Exception, match="not a node"):
-            backend.apply(bad)
-        assert copied_scores(seeds(backend, tenant, pid)) == copied_scores(found)
+
+        def refused(*_args: object) -> None:
+            raise BackendUnavailableError("weaviate", "refused by the test")
+
+        # the Weaviate write fails after the copies were written in the transaction: rolled back
+        monkeypatch.setattr(backend.weaviate, "write_changes", refused)
+        with pytest.raises(BackendUnavailableError):
+            backend.apply(moved)
+        assert copied_scores(seeds(backend, tenant, pid)) == before
+        assert copied_scores(seeds(backend, tenant, pid)) == weaviate_scores(backend, tenant, pid)
+
+        # ... and when Weaviate cannot be put back either, the stores may differ: copies stop counting
+        monkeypatch.setattr(backend.weaviate, "restore", refused)
+        with pytest.raises(BackendUnavailableError):
+            backend.apply(moved)
+        assert seeds(backend, tenant, pid).scored is None
+    finally:
+        monkeypatch.undo()
+        backend.admin.drop_tenants([tenant])
+
+
+def test_a_merge_load_of_vectors_stops_trusting_the_copies(
+    backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo
+) -> None:
+    tenant = unique_prefix("copies") + "t"
+    pid = profile.profile_id
+    try:
+        nodes, edges, vectors = records(tenant, pid, VECTORS)
+        backend.load(nodes, edges, vectors, [profile], replace=True)
+        backend.load(nodes[:1], [], [], [profile], replace=False)  # nodes only: the vectors are untouched
+        assert seeds(backend, tenant, pid).scored is not None
+        backend.load([], [], vectors[:1], [profile], replace=False)  # not atomic across the two stores
+        assert seeds(backend, tenant, pid).scored is None
+        backend.load(nodes, edges, vectors, [profile], replace=True)
+        assert seeds(backend, tenant, pid).scored is not None
+    finally:
+        backend.admin.drop_tenants([tenant])
+
+
+def test_a_vector_without_its_node_leaves_the_generation_to_weaviate(
+    backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo
+) -> None:
+    tenant = unique_prefix("copies") + "t"
+    pid = profile.profile_id
+    try:
+        nodes, edges, vectors = records(tenant, pid, VECTORS)
+        ghost = VectorRecord(tenant, "later", pid, "P", False, (), [1.0, 0.0, 0.0, 0.0])
+        backend.load([n for n in nodes if n.node_id != "other"], edges[:-1], [*vectors, ghost], [profile], replace=True)
+        # Weaviate holds the vector of "later", which has no node for its copy: when the node comes
+        # (without a vector), Weaviate scores it and a copy could not
+        backend.apply(
+            ChangeSet(
+                upsert_nodes=[NodeRecord(tenant, "later", "cdm.work_item", "P", "later", None)],
+                upsert_edges=[EdgeRecord(tenant, LINK, "hit", "later")],
+            )
+        )
+        assert seeds(backend, tenant, pid).scored is None
+        assert "later" in [hit.node_id for hit in weaviate_scores(backend, tenant, pid, also=["later"])]
+    finally:
+        backend.admin.drop_tenants([tenant])
+
+
+def test_copies_are_filtered_by_the_vectors_own_access(
+    backend: Neo4jWeaviateBackend, profile: ProfileIndexInfo
+) -> None:
+    """Weaviate filters a vector by the access metadata its object carries, which the node's own may
+    differ from until the vector is written again: the copies carry and apply the same."""
+    tenant = unique_prefix("copies") + "t"
+    pid = profile.profile_id
+    try:
+        nodes, edges, vectors = records(tenant, pid, VECTORS)
+        secured = [replace(v, secured=True, acl=("group:g",)) if v.node_id == "near" else v for v in vectors]
+        nodes = [replace(n, secured=True, acl=("group:g",)) if n.node_id == "near" else n for n in nodes]
+        backend.load(nodes, edges, secured, [profile], replace=True)
+        opened = next(replace(n, secured=False, acl=()) for n in nodes if n.node_id == "near")
+        backend.apply(ChangeSet(upsert_nodes=[opened]))  # the node opens, its vector stays secured
+        for scope in (AccessScope(tenant), AccessScope(tenant, frozenset({"group:g"}))):
+            found = seeds(backend, tenant, pid, scope)
+            assert found.scored is not None
+            assert found.scored.hits == weaviate_scores(backend, tenant, pid, scope=scope)
+            assert ("near" in [hit.node_id for hit in found.scored.hits]) == bool(scope.identities)
     finally:
         backend.admin.drop_tenants([tenant])

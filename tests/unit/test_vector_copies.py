@@ -13,7 +13,7 @@ from brain_graph.state import SeedScores
 from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError
-from brain_graph.stores.neo4j.vector_copies import changed_copies, copy_bytes, copy_property, score_copies
+from brain_graph.stores.neo4j.vector_copies import changed_copies, copy_bytes, copy_properties, score_copies
 from nodes.expand import hop_similarity
 
 WORK, DOC = "cdm.work.summary", "cdm.doc.body"
@@ -40,11 +40,12 @@ def test_copies_of_another_dimension_are_an_embedding_mismatch() -> None:
 
 
 def test_a_change_removes_deleted_copies_and_sets_upserted_ones() -> None:
-    upsert = VectorRecord("t", "n", WORK, None, False, (), [1.0, 2.0])
+    upsert = VectorRecord("t", "n", WORK, None, True, ("group:a",), [1.0, 2.0])
     copies = changed_copies([upsert], [("t", "n", DOC), ("t", "m", WORK)])
+    work, doc = copy_properties(WORK), copy_properties(DOC)
     assert copies == {
-        ("t", "n"): {copy_property(DOC): None, copy_property(WORK): copy_bytes([1.0, 2.0])},
-        ("t", "m"): {copy_property(WORK): None},
+        ("t", "n"): {**dict.fromkeys(doc), **dict(zip(work, [copy_bytes([1.0, 2.0]), True, ["group:a"]], strict=True))},
+        ("t", "m"): dict.fromkeys(work),
     }
 
 

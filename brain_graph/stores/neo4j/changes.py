@@ -23,8 +23,8 @@ from brain_graph.errors import ConfigurationError, DatasetError
 from brain_graph.stores.base import ChangeSet, EdgeRecord
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.generations import WRITE_BATCH, Flip, edge_row, node_row
-from brain_graph.stores.neo4j.vector_copies import changed_copies
+from brain_graph.stores.neo4j.generations import WRITE_BATCH, Flip, edge_row, load_batches, node_row
+from brain_graph.stores.neo4j.vector_copies import changed_copies, copy_chars
 from brain_graph.vocabulary import check_edge_type
 
 
@@ -142,12 +142,13 @@ class GraphChanges:
         :meth:`vectors_from_graph`, so only vectors that are written are copied."""
         deletions = [(k.tenant_id, k.node_id, k.profile_id) for k in changes.delete_vectors]
         copies = changed_copies(changes.upsert_vectors, deletions)
-        rows = [
-            {"tenantId": tenant, "generation": generations[tenant], "nodeId": node_id, "copies": values}
+        rows = (
+            [node_id, values, tenant, generations[tenant]]
             for (tenant, node_id), values in sorted(copies.items())
             if tenant in generations
-        ]
-        self._run_batches(tx, cypher.SET_COPIES, rows)
+        )
+        for batch in load_batches(rows, copy_chars, max_rows=WRITE_BATCH):
+            self._client.run(tx, cypher.SET_COPIES, {"rows": batch})
 
     def _run_batches(self, tx: neo4j.Transaction, query: str, rows: Sequence[dict[str, Any]]) -> None:
         for batch in _batches(rows):

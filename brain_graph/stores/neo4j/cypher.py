@@ -197,19 +197,31 @@ def load_edges(edge_type: str, *, fresh: bool) -> str:
 
 
 # -- vector copies -----------------------------------------------------------------------------
-# Each node keeps a copy of its vectors (float32 bytes) in the property ``vector:<profileId>``
-# (:mod:`brain_graph.stores.neo4j.vector_copies`), so the first hop of a search scores the nodes it
-# reaches in the statement that finds them instead of in a second Weaviate round. Weaviate stays the
-# vector index, and a search trusts copies only where they cannot differ from it: a generation made by
-# a replace-load or by a change (a fresh one holds no vector, and every write into it writes the copies
-# with the vectors, in the same transaction for a change) records the copies clock read before
-# anything was written (``vectorCopiesClock``, with ``vectorCopiesGeneration``); dropping a profile's
-# vectors (its collection: a profile drop, a re-index, a new embedder identity) moves the clock and
-# stamps the profile with it (``droppedAt``), before and after the drop, and a profile's copies count
-# only in a generation whose record is at least that stamp. A generation without a record (written
-# before copies existed) or a profile dropped since it was made is scored by Weaviate, as before.
+# Each node keeps a copy of each of its vectors (float32 bytes, with the vector's own secured flag and
+# ACL) in properties named after the profile (:mod:`brain_graph.stores.neo4j.vector_copies`), so the
+# first hop of a search is scored in the statement that finds it instead of in a second Weaviate
+# round. Weaviate stays the vector index. A load writes the copies after its nodes, a change in its
+# transaction (rolled back with it). A search trusts copies only where they match Weaviate:
+# - a generation made by a replace-load or by a change records the copies clock read before anything
+#   was written to it (``vectorCopiesClock``, with ``vectorCopiesGeneration``); one whose load had a
+#   vector without its node (written to Weaviate, no copy) records none;
+# - a write that could leave the copies apart from Weaviate (a merge-load of vectors, which is not
+#   atomic; a change whose commit or restore failed; a drop of the tenant) clears the record first;
+# - dropping a profile's vectors (a profile drop, a re-index, a new embedder identity) moves the clock
+#   and stamps the profile with it (``droppedAt``), before and after, and a profile's copies count
+#   only in a generation whose record is at least its stamp.
+# Without a record (a generation written before copies existed, or one of the cases above) the hop is
+# scored by Weaviate, as before; the next replace-load of the tenant trusts copies again.
 
-COPIES_PREFIX: LiteralString = "vector:"
+COPIES_PREFIX: LiteralString = "vector:"  # a copy's float32 bytes
+SECURED_PREFIX: LiteralString = "vectorSecured:"  # the vector's own secured flag (the Weaviate object's)
+ACL_PREFIX: LiteralString = "vectorAcl:"  # the vector's own ACL
+
+# Tenants whose current generation's copies must not be trusted any more (a write that could leave
+# them apart from Weaviate: a merge-load of vectors, a change whose outcome is unknown, a drop).
+UNTRUST_COPIES: LiteralString = (
+    "UNWIND $tenants AS tenantId MATCH (t:BrainTenant {tenantId: tenantId}) SET t.vectorCopiesGeneration = null"
+)
 
 COPIES_CLOCK: LiteralString = "OPTIONAL MATCH (c:BrainCopiesClock {key: 'clock'}) RETURN coalesce(c.value, 0) AS clock"
 
@@ -281,8 +293,12 @@ EXISTING_NODES: LiteralString = (
     "UNWIND $rows AS row " + _row_node("n", "nodeId") + "RETURN row.tenantId AS tenantId, n.nodeId AS nodeId"
 )
 
-# Vector copies set (bytes) or removed (null) by a change: rows {tenantId, generation, nodeId, copies}.
-SET_COPIES: LiteralString = "UNWIND $rows AS row " + _row_node("n", "nodeId") + "SET n += row.copies"
+# Vector copies set or removed (null) by a change.
+# Rows are lists [nodeId, {property: value}, tenantId, generation] (batched by size: a copy is bytes).
+SET_COPIES: LiteralString = (
+    "UNWIND $rows AS row MATCH (n:BrainNode) USING INDEX SEEK n:" + NODE_KEY + " "
+    "WHERE n.tenantId = row[2] AND n.generation = row[3] AND n.nodeId = row[0] SET n += row[1]"
+)
 
 # The filter metadata of nodes (read in an apply's transaction: vectors take it from the graph).
 NODE_FILTERS: LiteralString = (
@@ -507,14 +523,23 @@ COPIED_PROFILES: LiteralString = (
 )
 
 
+# Node ``v``'s copy of profile ``p`` when the vector's own access metadata lets the caller see it
+# (the rule Weaviate applies to the object), else null.
+COPY_IF_VISIBLE: LiteralString = (
+    "head([m IN [{tenantId: v.tenantId, secured: v[$securedPrefix + p], acl: v[$aclPrefix + p]}] | "
+    "CASE WHEN v[$copiesPrefix + p] IS NOT NULL AND " + visible("m") + " THEN v[$copiesPrefix + p] END])"
+)
+
+
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def seeds(edge_types: tuple[str, ...]) -> str:
     """The tenant's current generation (null without a pointer: the caller compares it with the one its
     vector search used), the metadata of the visible hits (GET_NODES), with ``edge_types`` the links
     of those visible hits (:func:`links`), and of ``$profiles`` those whose copies are trusted
-    (``copied``, :data:`COPIED_PROFILES`) with the copies of those profiles of every node the links
-    reach that is not among ``$nodeIds`` (``vectors``: ``[nodeId, [bytes or null per copied
-    profile]]``, each node once; the links only hold visible nodes)."""
+    (``copied``, :data:`COPIED_PROFILES`; none when the links reach more than ``$maxCopied`` nodes) with
+    the copies of those profiles of every node the links reach that is not among ``$nodeIds``
+    (``vectors``: ``[nodeId, [bytes or null per copied profile]]``, each node once, null where the
+    node has no vector or the vector's access metadata hides it, :data:`COPY_IF_VISIBLE`)."""
     return (
         "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
         "RETURN collect(n " + META_MAP + ") AS nodes } "
@@ -522,11 +547,14 @@ def seeds(edge_types: tuple[str, ...]) -> str:
         + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END", edge_types)
         + " } "
         + COPIED_PROFILES
-        + "CALL (t, links, copied) { UNWIND CASE WHEN size(copied) > 0 THEN links ELSE [] END AS row "
-        "UNWIND row[2] AS link WITH t, copied, link[1] AS reachedId WHERE NOT reachedId IN $nodeIds "
-        "WITH t, copied, collect(DISTINCT reachedId) AS reached "
-        + seek("v", "IN reached")
-        + "RETURN collect([v.nodeId, [p IN copied | v[$copiesPrefix + p]]]) AS vectors } "
+        + "CALL (links) { UNWIND links AS row UNWIND row[2] AS link WITH link[1] AS reachedId "
+        "WHERE NOT reachedId IN $nodeIds RETURN collect(DISTINCT reachedId) AS reached } "
+        "WITH t, nodes, links, CASE WHEN size(reached) <= $maxCopied THEN copied ELSE [] END AS copied, reached "
+        "CALL (t, copied, reached) { WITH t, copied, CASE WHEN size(copied) > 0 THEN reached ELSE [] END AS wanted "
+        + seek("v", "IN wanted")
+        + "RETURN collect([v.nodeId, [p IN copied | "
+        + COPY_IF_VISIBLE
+        + "]]) AS vectors } "
         "RETURN t.generation AS generation, nodes, links, copied, vectors"
     )
 

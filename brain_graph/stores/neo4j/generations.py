@@ -23,7 +23,7 @@ from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.vector_copies import copy_chars, copy_rows, node_copies
+from brain_graph.stores.neo4j.vector_copies import copy_chars, load_copy_rows
 
 WRITE_BATCH = 2000  # rows per statement of a change (:mod:`.changes`)
 LOAD_BATCH = 5000  # rows per statement (and transaction) of a load, at most
@@ -167,8 +167,9 @@ def node_lanes(
 
 
 def copy_lanes(vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> Iterator[Iterator[Statement]]:
-    """One lane per batch of a tenant's vector copies (:func:`load_batches`, bytes counted)."""
-    for tenant, rows in copy_rows(node_copies(vectors)).items():
+    """One lane per batch of a tenant's vector copies (:func:`load_batches`, bytes counted; the copies
+    are made as the batches are taken)."""
+    for tenant, rows in load_copy_rows(vectors):
         for batch in load_batches(rows, copy_chars):
             yield _statement(cypher.SET_LOAD_COPIES, tenant, generations[tenant], batch)
 
@@ -244,14 +245,18 @@ class Neo4jGenerations:
 
         return self._client.write(work)
 
-    def flip(self, generations: Mapping[str, int], clock: int | None = None) -> dict[str, Flip]:
+    def flip(self, generations: Mapping[str, int], clocks: Mapping[str, int] | None = None) -> dict[str, Flip]:
         """Make each tenant's generation the current one, if it is newer than the current one, in ONE
-        transaction for all tenants, recording the copies ``clock`` read before its writes for each
-        generation made current (None: its vector copies never count); returns what is current
-        afterwards."""
+        transaction for all tenants, recording for each generation made current the copies clock of
+        its tenant in ``clocks``, read before its writes (a tenant not in it: its vector copies never
+        count); returns what is current afterwards."""
         if not generations:
             return {}
-        rows = [{"tenantId": tenant, "generation": g, "clock": clock} for tenant, g in sorted(generations.items())]
+        clocks = clocks or {}
+        rows = [
+            {"tenantId": tenant, "generation": g, "clock": clocks.get(tenant)}
+            for tenant, g in sorted(generations.items())
+        ]
         records = self._client.write(lambda session: self._client.commit(session, cypher.FLIP, {"rows": rows}))
         return {
             r["tenantId"]: Flip(

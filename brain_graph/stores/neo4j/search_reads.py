@@ -23,6 +23,7 @@ from brain_graph.stores.base import (
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j.graph import heads_params, node_meta, passage_heads
+from brain_graph.stores.neo4j.vector_copies import MAX_COPIED
 from brain_graph.stores.search_reads import cited_ids
 from brain_graph.vocabulary import CLUSTER
 
@@ -56,6 +57,15 @@ def decode_memberships(rows: Sequence[Sequence[Any]]) -> list[ClusterMembership]
     return sorted(memberships, key=lambda m: (m.cluster_id, m.member_id))
 
 
+# The parameters naming a copy's properties, and the most nodes whose copies a statement returns.
+COPY_PARAMS = {
+    "copiesPrefix": cypher.COPIES_PREFIX,
+    "securedPrefix": cypher.SECURED_PREFIX,
+    "aclPrefix": cypher.ACL_PREFIX,
+    "maxCopied": MAX_COPIED,
+}
+
+
 class Neo4jSearchReads:
     """The Neo4j statements of :class:`~brain_graph.stores.base.SearchReads`."""
 
@@ -81,7 +91,7 @@ class Neo4jSearchReads:
             "edgeTypes": list(types),
             "maxDegree": max_degree,
             "profiles": list(dict.fromkeys(profiles)) if link_types else [],
-            "copiesPrefix": cypher.COPIES_PREFIX,
+            **COPY_PARAMS,
         }
         row = self._client.read(cypher.seeds(types), params)[0]
         generation = row["generation"]

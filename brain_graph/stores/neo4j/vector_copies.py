@@ -3,13 +3,16 @@ that reaches it (see VECTOR COPIES in :mod:`brain_graph.stores.neo4j.cypher`).
 
 A node's vector of profile ``p`` is kept as little-endian float32 bytes in its property
 ``vector:<p>``, the bytes Weaviate stores and returns, so a copy scores bit for bit like the Weaviate
-object (:func:`~brain_graph.stores.exact.exact_scores`). Property names come from profile ids and
-reach Cypher only as parameters (map keys, ``n[$name]``), never as statement text.
+object (:func:`~brain_graph.stores.exact.exact_scores`), with the access metadata the Weaviate object
+carries (``vectorSecured:<p>``, ``vectorAcl:<p>``, the vector record's, which a node's own may differ
+from until its vectors are written again), so a copy is filtered exactly like the object. Property
+names come from profile ids and reach Cypher only as parameters (map keys, ``n[$name]``), never as
+statement text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +24,8 @@ from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
 
 FLOAT32 = np.dtype("<f4")
+MAX_COPIED = 10_000  # nodes whose copies one search statement returns at most; beyond, the hop asks Weaviate
+Copy = dict[str, Any]  # property -> value (None: removed)
 
 
 def copy_property(profile_id: str) -> str:
@@ -28,20 +33,64 @@ def copy_property(profile_id: str) -> str:
     return cypher.COPIES_PREFIX + profile_id
 
 
+def copy_properties(profile_id: str) -> tuple[str, str, str]:
+    """The properties of a copy: its bytes, its ``secured`` flag and its ACL."""
+    return copy_property(profile_id), cypher.SECURED_PREFIX + profile_id, cypher.ACL_PREFIX + profile_id
+
+
 def copy_bytes(vector: Any) -> bytes:
     """A vector as the float32 bytes Weaviate stores."""
     return np.asarray(vector, dtype=FLOAT32).tobytes()
 
 
-def node_copies(vectors: Iterable[VectorRecord]) -> dict[tuple[str, str], dict[str, bytes]]:
-    """The copies to set per ``(tenant, node)``, ``{property: bytes}`` (the last vector given per
-    profile, as the vector index keeps it)."""
-    copies: dict[tuple[str, str], dict[str, bytes]] = {}
+def copy_of(vector: VectorRecord) -> Copy:
+    """The properties of a vector's copy."""
+    data, secured, acl = copy_properties(vector.profile_id)
+    return {data: copy_bytes(vector.vector), secured: bool(vector.secured), acl: list(vector.acl)}
+
+
+def removed(profile_id: str) -> Copy:
+    """The properties that remove a copy."""
+    return dict.fromkeys(copy_properties(profile_id))
+
+
+def latest(vectors: Iterable[VectorRecord]) -> dict[tuple[str, str], list[VectorRecord]]:
+    """The vectors per ``(tenant, node)``, the last given per profile (as the vector index keeps it),
+    in node order; the copies themselves are made later, a batch at a time."""
+    by_node: dict[tuple[str, str], dict[str, VectorRecord]] = {}
     for vector in vectors:
-        copies.setdefault((vector.tenant_id, vector.node_id), {})[copy_property(vector.profile_id)] = copy_bytes(
-            vector.vector
-        )
-    return copies
+        by_node.setdefault((vector.tenant_id, vector.node_id), {})[vector.profile_id] = vector
+    return {key: list(by_node[key].values()) for key in sorted(by_node)}
+
+
+def load_copy_rows(vectors: Sequence[VectorRecord]) -> Iterator[tuple[str, Iterator[list[Any]]]]:
+    """Per tenant, the rows ``[nodeId, {property: value}]`` of
+    :data:`~brain_graph.stores.neo4j.cypher.SET_LOAD_COPIES`, made as they are read."""
+    by_tenant: dict[str, list[tuple[str, list[VectorRecord]]]] = {}
+    for (tenant, node_id), records in latest(vectors).items():
+        by_tenant.setdefault(tenant, []).append((node_id, records))
+    for tenant, nodes in by_tenant.items():
+        yield tenant, ([node_id, merged(records)] for node_id, records in nodes)
+
+
+def merged(records: Iterable[VectorRecord]) -> Copy:
+    """The properties of the copies of one node's vectors."""
+    values: Copy = {}
+    for record in records:
+        values.update(copy_of(record))
+    return values
+
+
+def copy_chars(row: Sequence[Any]) -> int:
+    """About how many characters (bytes) a copy row takes: what a write batch bounds."""
+    total = len(row[0])
+    for name, value in row[1].items():
+        if isinstance(value, bytes):
+            total += len(value)
+        elif isinstance(value, list):
+            total += sum(len(entry) for entry in value)
+        total += len(name) + 8
+    return total
 
 
 def score_copies(
@@ -71,19 +120,6 @@ def score_copies(
     return hits
 
 
-def copy_rows(copies: Mapping[tuple[str, str], Mapping[str, bytes | None]]) -> dict[str, list[list[Any]]]:
-    """The rows of :data:`~brain_graph.stores.neo4j.cypher.SET_LOAD_COPIES` per tenant, by node id."""
-    rows: dict[str, list[list[Any]]] = {}
-    for (tenant, node_id), values in sorted(copies.items()):
-        rows.setdefault(tenant, []).append([node_id, dict(values)])
-    return rows
-
-
-def copy_chars(row: Sequence[Any]) -> int:
-    """About how many characters (bytes) a copy row takes: what a load batch bounds."""
-    return len(row[0]) + sum(len(value) + len(name) for name, value in row[1].items() if value is not None)
-
-
 class CopiesClock:
     """The clock of vector copies (see VECTOR COPIES in :mod:`~brain_graph.stores.neo4j.cypher`)."""
 
@@ -93,6 +129,13 @@ class CopiesClock:
     def read(self) -> int:
         """The clock now (read on the leader)."""
         return int(self._client.write(lambda s: self._client.commit(s, cypher.COPIES_CLOCK, {}))[0]["clock"])
+
+    def untrust(self, tenant_ids: Iterable[str]) -> None:
+        """Stop trusting the copies of these tenants' current generations (until a replace-load gives
+        them new ones). One statement, none without tenants."""
+        tenants = sorted(set(tenant_ids))
+        if tenants:
+            self._client.write(lambda s: self._client.commit(s, cypher.UNTRUST_COPIES, {"tenants": tenants}))
 
     def drop(self, profile_ids: Sequence[str]) -> None:
         """Move the clock and stamp these profiles with it: their copies in every generation made
@@ -104,12 +147,12 @@ class CopiesClock:
 
 def changed_copies(
     upserts: Iterable[VectorRecord], deletions: Iterable[tuple[str, str, str]]
-) -> dict[tuple[str, str], dict[str, bytes | None]]:
-    """The copies a change sets per ``(tenant, node)``: deleted vectors ``(tenant, node, profile)`` as
-    None (the property is removed), then upserted ones (as the change applies them)."""
-    copies: dict[tuple[str, str], dict[str, bytes | None]] = {}
+) -> dict[tuple[str, str], Copy]:
+    """The copy properties a change sets per ``(tenant, node)``: deleted vectors ``(tenant, node,
+    profile)`` removed (None), then upserted ones set (as the change applies them)."""
+    copies: dict[tuple[str, str], Copy] = {}
     for tenant, node_id, profile_id in deletions:
-        copies.setdefault((tenant, node_id), {})[copy_property(profile_id)] = None
-    for key, values in node_copies(upserts).items():
-        copies.setdefault(key, {}).update(values)
+        copies.setdefault((tenant, node_id), {}).update(removed(profile_id))
+    for key, records in latest(upserts).items():
+        copies.setdefault(key, {}).update(merged(records))
     return copies
