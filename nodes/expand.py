@@ -13,7 +13,7 @@ from brain_graph.steps import StepDeps
 from brain_graph.stores.base import ClusterMembership, ContextRequest, Link, SearchReads, VectorHit, VectorQuery
 from brain_graph.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate, SearchRequest
 
-from .retrieve import expansion_types, merge_hits, node_meta, profile_queries
+from .retrieve import expansion_types, merge_hits, node_meta, profile_queries, seed_scores
 
 
 class ExpandUpdate(TypedDict):
@@ -67,8 +67,8 @@ def hop_similarity(
     scored: SeedScores | None,
     scope: AccessScope,
 ) -> list[VectorHit]:
-    """The similarity of a hop's new nodes: for the profiles ``scored`` covers (the first hop, when the
-    backend read it with the seeds) from there, for the others from :meth:`SearchReads.similarity`."""
+    """The similarity of a hop's new nodes: for the profiles ``scored`` covers (what the backend read
+    with the hop's links) from there, for the others from :meth:`SearchReads.similarity`."""
     done = set(scored["profileIds"]) if scored is not None else set()
     rest = [query for query in queries if query.profile_id not in done]
     found = reads.similarity(rest, new_ids, scope=scope) if rest else []
@@ -129,11 +129,12 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     """Write ``graphNodes``, ``graphEdges``, ``candidates``, add the expanded nodes to ``nodeRecords``,
     and write ``clusterMemberships`` and ``passageTexts`` for the next steps.
 
-    The first hop starts from the links ``retrieve`` read with the hits (``seedLinks``); each further
-    hop makes one ``links`` call for its whole frontier (the nodes the previous hop admitted; hubs,
-    above ``scoring.hub_degree`` neighbours, are not expanded through). Each hop makes one
-    ``similarity`` call for the new neighbours' vector scores (at most :data:`MAX_SCORED_PER_HOP`),
-    but the first hop only for the profiles ``seedScores`` does not cover.
+    The first hop starts from the links ``retrieve`` read with the hits (``seedLinks``, and
+    ``seedScores``); each further hop makes one ``hop`` read for its whole frontier (the nodes the
+    previous hop admitted; hubs, above ``scoring.hub_degree`` neighbours, are not expanded through),
+    its links and the similarity of the nodes they reach where the backend reads it with them. Each
+    hop makes one ``similarity`` call for the new neighbours' vector scores (at most
+    :data:`MAX_SCORED_PER_HOP`) in the profiles those did not cover, none when they covered all.
     Each frontier node admits at most ``scoring.neighbors_per_node`` new nodes, its best by score so
     far, and all admitted nodes, hits first, number at most ``maxNodes``. Then ONE
     :meth:`~brain_graph.stores.base.SearchReads.context` read: the metadata of the nodes new to this
@@ -160,17 +161,17 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     for hop in range(options["expandDepth"]):
         if not frontier or not edge_types:
             break
+        scored: SeedScores | None
         if hop == 0 and first is not None:
-            links = seed_links(first, frontier)
+            links, scored = seed_links(first, frontier), state.get("seedScores")
         else:
-            graph = backend.graph_store
-            links = graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree).links
+            found = reads.hop(queries, frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree)
+            links, scored = found.links, None if found.scored is None else seed_scores(found.scored)
         table.add_hop(links)
         room = options["maxNodes"] - len(admitted)
         new_ids = reached_first(links, frontier, set(admitted))
         if room <= 0 or not new_ids:
             break
-        scored = state.get("seedScores") if hop == 0 and first is not None else None
         scores.update(best_scores(hop_similarity(reads, queries, new_ids, scored, scope)))
         in_reach = set(new_ids)
         considered = [link for link in links if link.neighbor_id in in_reach]

@@ -13,7 +13,7 @@ from brain_graph.stores.base import Link, NodeRecord, ScoredNeighbors, VectorQue
 from brain_graph.stores.base import best_hits as merge_hits
 from brain_graph.wire import NodeMeta, SearchHit, SearchRequest
 
-__all__ = ["expansion_types", "link_row", "merge_hits", "node_meta", "profile_queries", "retrieve"]
+__all__ = ["expansion_types", "link_row", "merge_hits", "node_meta", "profile_queries", "retrieve", "seed_scores"]
 
 
 class RetrieveUpdate(TypedDict):

@@ -299,6 +299,16 @@ class Seeds:
 
 
 @dataclass(frozen=True)
+class Hop:
+    """What :meth:`SearchReads.hop` read: the ``links`` of a frontier (as :meth:`GraphStore.links`
+    gives them, sorted) and, when the backend read it with them, the similarity of the nodes they
+    reach in some of the queried profiles (``scored``, as :attr:`Seeds.scored`), else None."""
+
+    links: list[Link]
+    scored: ScoredNeighbors | None = None
+
+
+@dataclass(frozen=True)
 class ContextRequest:
     """What :meth:`SearchReads.context` reads once a search's expansion is done.
 
@@ -367,6 +377,20 @@ class SearchReads(Protocol):
         (the invisible dropped), then, when ``link_types`` is not empty, :meth:`GraphStore.links` of
         the visible hits over ``link_types`` with ``max_degree``, and optionally (``Seeds.scored``)
         :meth:`VectorIndex.similarity` of the nodes those links reach, in some of the profiles."""
+        ...
+
+    def hop(
+        self,
+        queries: Sequence[VectorQuery],
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        max_degree: int,
+    ) -> Hop:
+        """:meth:`GraphStore.links` of ``frontier`` (a hop after the first) and optionally
+        (``Hop.scored``) :meth:`VectorIndex.similarity` of the nodes those links reach, in some of the
+        profiles."""
         ...
 
     def similarity(

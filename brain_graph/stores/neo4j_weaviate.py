@@ -81,16 +81,17 @@ depth ``D``, hits found, no early stop of the expansion), through :class:`~brain
 (:mod:`brain_graph.stores.neo4j_weaviate_reads`): Weaviate ``P`` (the searches, concurrent), then
 Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.seeds`: the generation check, the hits' metadata,
 the first hop's links and the vector copies of the nodes they reach), then for each hop after the
-first Weaviate ``P`` (the new nodes' similarity, concurrent) and Neo4j ``1`` (the frontier's links),
-then Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.context`: metadata of the nodes the
-expansion added, edges among the admitted nodes, cluster memberships, passage texts). So Neo4j
-``D + 1`` (``2`` at depth 0) and Weaviate ``P D`` requests (``P`` at depth 0): at depth 1 with two
+first Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.hop`: the frontier's links and the copies
+of the nodes they reach), then Neo4j ``1`` (:func:`~brain_graph.stores.neo4j.cypher.context`:
+metadata of the nodes the expansion added, edges among the admitted nodes, cluster memberships,
+passage texts). So Neo4j ``D + 1`` (``2`` at depth 0) and Weaviate ``P``: at depth 1 with two
 profiles 2 statements and 2 requests in three rounds (before the copies: 2 and 4 in four; before
 issue 13: 8 and 4). A hop needs the similarity of the nodes it reaches, which are not search hits,
-to decide which of them it admits: the first hop's comes from the copies of the vectors on the Neo4j
-nodes (:mod:`brain_graph.stores.neo4j.vector_copies`) where they count (see VECTOR COPIES in
+to decide which of them it admits: it comes from the copies of the vectors on the Neo4j nodes
+(:mod:`brain_graph.stores.neo4j.vector_copies`) where they count (see VECTOR COPIES in
 :mod:`brain_graph.stores.neo4j.cypher`); where they do not (a generation written before copies
-existed, a profile dropped since), the first hop takes Weaviate ``P`` more, as later hops do. None of it
+existed, a profile dropped since, a merge-load of vectors), each hop takes Weaviate ``P`` more (the
+new nodes' similarity, concurrent). None of it
 depends on ``topK`` or on the number of hits. The first search of a tenant in a process reads its
 generation first (Neo4j ``1`` more); a search whose cached generation is stale (the first after a
 load, apply or drop) takes Weaviate ``P`` + Neo4j ``1`` more (see the guarantee in

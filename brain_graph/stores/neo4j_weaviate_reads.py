@@ -1,8 +1,10 @@
 """The reads of a search on Neo4j + Weaviate (:class:`~brain_graph.stores.base.SearchReads`).
 
 Round trips, warm caches (``P`` queried profiles): :meth:`ServerSearchReads.seeds` is Weaviate ``P``
-(concurrent) then Neo4j ``1``; :meth:`~ServerSearchReads.similarity` Weaviate ``P`` (concurrent);
-:meth:`~ServerSearchReads.context` Neo4j ``1``.
+(concurrent) then Neo4j ``1``; :meth:`~ServerSearchReads.hop` Neo4j ``1``;
+:meth:`~ServerSearchReads.similarity` Weaviate ``P`` (concurrent); :meth:`~ServerSearchReads.context`
+Neo4j ``1``. ``seeds`` and ``hop`` score the nodes their links reach from the vector copies on the
+Neo4j nodes where those count (:mod:`brain_graph.stores.neo4j.vector_copies`).
 
 Generations: the Weaviate tenant to query is the tenant's generation as last seen by this process
 (:class:`~brain_graph.stores.generation_cache.GenerationCache`). The Neo4j statement of ``seeds`` reads
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from brain_graph.security import AccessScope
 from brain_graph.stores.base import (
     ContextRequest,
+    Hop,
     ScoredNeighbors,
     SearchContext,
     Seeds,
@@ -82,6 +85,24 @@ class ServerSearchReads:
         if found.links is not None and found.copied:
             scored = ScoredNeighbors(found.copied, score_copies(queries, found.copied, found.copies))
         return Seeds([hit for hit in ranked if hit.node_id in nodes], nodes, found.links, scored)
+
+    def hop(
+        self,
+        queries: Sequence[VectorQuery],
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        max_degree: int,
+    ) -> Hop:
+        links, copied, copies = self._graph.hop(
+            frontier,
+            scope=scope,
+            edge_types=edge_types,
+            max_degree=max_degree,
+            profiles=[query.profile_id for query in queries],
+        )
+        return Hop(links, ScoredNeighbors(copied, score_copies(queries, copied, copies)) if copied else None)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope

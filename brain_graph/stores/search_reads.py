@@ -9,6 +9,7 @@ from brain_graph.security import AccessScope
 from brain_graph.stores.base import (
     ContextRequest,
     GraphStore,
+    Hop,
     PassageSource,
     SearchContext,
     Seeds,
@@ -52,6 +53,17 @@ class ComposedSearchReads:
             frontier = [hit.node_id for hit in hits]
             links = self._graph.links(frontier, scope=scope, edge_types=link_types, max_degree=max_degree).links
         return Seeds(hits, nodes, links)
+
+    def hop(
+        self,
+        queries: Sequence[VectorQuery],
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        max_degree: int,
+    ) -> Hop:
+        return Hop(self._graph.links(frontier, scope=scope, edge_types=edge_types, max_degree=max_degree).links)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope

@@ -41,6 +41,7 @@ SEARCH_STATEMENTS: dict[str, Callable[[tuple[str, ...]], str]] = {
     "SEEDS": cypher.seeds,
     "CONTEXT": cypher.context,
     "LINKS": cypher.links,
+    "HOP": cypher.hop,
     "GET_NODES": lambda _types: cypher.GET_NODES,
     "GET_TEXTS": lambda _types: cypher.GET_TEXTS,
     "GET_PASSAGE_HEADS": lambda _types: cypher.GET_PASSAGE_HEADS,

@@ -92,6 +92,12 @@ def test_a_load_scores_the_first_hop_from_the_copies(backend: Neo4jWeaviateBacke
         assert found.scored.profile_ids == (profile.profile_id,)
         assert copied_scores(found) == weaviate_scores(backend, tenant, profile.profile_id)
         assert [hit.node_id for hit in found.scored.hits] == ["near", "other", "far"]
+        # a later hop reads the copies with its links the same way (the frontier's own not again)
+        query = VectorQuery(profile.profile_id, VECTORS["hit"], EMBEDDER)
+        hop = backend.search_reads.hop([query], ["near"], scope=AccessScope(tenant), edge_types=[LINK], max_degree=50)
+        assert [(link.frontier_id, link.neighbor_id) for link in hop.links] == [("near", "hit")]
+        assert hop.scored is not None
+        assert hop.scored.hits == backend.search_reads.similarity([query], ["hit"], scope=AccessScope(tenant))
         # a generation written before copies existed records no clock: Weaviate scores it
         backend.neo4j.write(
             lambda s: backend.neo4j.commit(
@@ -99,6 +105,8 @@ def test_a_load_scores_the_first_hop_from_the_copies(backend: Neo4jWeaviateBacke
             )
         )
         assert seeds(backend, tenant, profile.profile_id).scored is None
+        hop = backend.search_reads.hop([query], ["near"], scope=AccessScope(tenant), edge_types=[LINK], max_degree=50)
+        assert hop.scored is None
     finally:
         backend.admin.drop_tenants([tenant])
 

@@ -531,15 +531,31 @@ COPY_IF_VISIBLE: LiteralString = (
 )
 
 
+def reached_copies(scored: LiteralString) -> LiteralString:
+    """After ``t``, ``links`` (collected :func:`links_of` rows) and ``copied`` (:data:`COPIED_PROFILES`):
+    ``trusted``, ``copied`` emptied when the links reach more than ``$maxCopied`` nodes, and ``vectors``,
+    the copies in those profiles of every node the links reach whose id is not in the list ``scored``
+    (``[nodeId, [bytes or null per copied profile]]``, each node once, null where the node has no vector
+    or the vector's access metadata hides it, :data:`COPY_IF_VISIBLE`)."""
+    return (
+        "CALL (links) { UNWIND links AS row UNWIND row[2] AS link WITH link[1] AS reachedId "
+        "WHERE NOT reachedId IN " + scored + " RETURN collect(DISTINCT reachedId) AS reached } "
+        "WITH *, CASE WHEN size(reached) <= $maxCopied THEN copied ELSE [] END AS trusted "
+        "CALL (t, trusted, reached) { WITH t, trusted, CASE WHEN size(trusted) > 0 THEN reached ELSE [] END AS wanted "
+        + seek("v", "IN wanted")
+        + "RETURN collect([v.nodeId, [p IN trusted | "
+        + COPY_IF_VISIBLE
+        + "]]) AS vectors } "
+    )
+
+
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def seeds(edge_types: tuple[str, ...]) -> str:
     """The tenant's current generation (null without a pointer: the caller compares it with the one its
     vector search used), the metadata of the visible hits (GET_NODES), with ``edge_types`` the links
     of those visible hits (:func:`links`), and of ``$profiles`` those whose copies are trusted
-    (``copied``, :data:`COPIED_PROFILES`; none when the links reach more than ``$maxCopied`` nodes) with
-    the copies of those profiles of every node the links reach that is not among ``$nodeIds``
-    (``vectors``: ``[nodeId, [bytes or null per copied profile]]``, each node once, null where the
-    node has no vector or the vector's access metadata hides it, :data:`COPY_IF_VISIBLE`)."""
+    (``copied``, :data:`COPIED_PROFILES`) with the copies of the nodes the links reach other than the
+    hits (:func:`reached_copies`)."""
     return (
         "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
         "RETURN collect(n " + META_MAP + ") AS nodes } "
@@ -547,15 +563,24 @@ def seeds(edge_types: tuple[str, ...]) -> str:
         + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END", edge_types)
         + " } "
         + COPIED_PROFILES
-        + "CALL (links) { UNWIND links AS row UNWIND row[2] AS link WITH link[1] AS reachedId "
-        "WHERE NOT reachedId IN $nodeIds RETURN collect(DISTINCT reachedId) AS reached } "
-        "WITH t, nodes, links, CASE WHEN size(reached) <= $maxCopied THEN copied ELSE [] END AS copied, reached "
-        "CALL (t, copied, reached) { WITH t, copied, CASE WHEN size(copied) > 0 THEN reached ELSE [] END AS wanted "
-        + seek("v", "IN wanted")
-        + "RETURN collect([v.nodeId, [p IN copied | "
-        + COPY_IF_VISIBLE
-        + "]]) AS vectors } "
-        "RETURN t.generation AS generation, nodes, links, copied, vectors"
+        + reached_copies("$nodeIds")
+        + "RETURN t.generation AS generation, nodes, links, trusted AS copied, vectors"
+    )
+
+
+@lru_cache(maxsize=STATEMENTS_CACHED)
+def hop(edge_types: tuple[str, ...]) -> str:
+    """A later hop of a search: the :func:`links` of ``$frontier`` (collected) and, as in :func:`seeds`,
+    the copies of the nodes they reach other than the frontier in the trusted profiles of ``$profiles``."""
+    return (
+        "OPTIONAL "
+        + TENANT
+        + "CALL (t) { "
+        + links_of("CASE WHEN size($edgeTypes) > 0 THEN $frontier ELSE [] END", edge_types)
+        + " } "
+        + COPIED_PROFILES
+        + reached_copies("$frontier")
+        + "RETURN links, trusted AS copied, vectors"
     )
 
 

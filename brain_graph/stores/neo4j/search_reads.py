@@ -103,6 +103,32 @@ class Neo4jSearchReads:
             row["vectors"],
         )
 
+    def hop(
+        self,
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        max_degree: int,
+        profiles: Sequence[str] = (),
+    ) -> tuple[list[Link], tuple[str, ...], list[list[Any]]]:
+        """The links of ``frontier`` (hubs above ``max_degree`` counted, not listed), the profiles of
+        ``profiles`` whose copies count and the copies of the nodes the links reach. One statement."""
+        ids = list(dict.fromkeys(frontier))
+        types = tuple(sorted(set(edge_types)))
+        if not ids or not types:
+            return [], (), []
+        params = {
+            **cypher_params(scope),
+            "frontier": ids,
+            "edgeTypes": list(types),
+            "maxDegree": max_degree,
+            "profiles": list(dict.fromkeys(profiles)),
+            **COPY_PARAMS,
+        }
+        row = self._client.read(cypher.hop(types), params)[0]
+        return decode_links(row["links"]), tuple(row["copied"]), row["vectors"]
+
     def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
         """See :meth:`brain_graph.stores.base.SearchReads.context`. One statement."""
         types = tuple(sorted(set(request.edge_types)))
