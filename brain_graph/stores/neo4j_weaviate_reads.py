@@ -38,7 +38,7 @@ from brain_graph.stores.base import (
 from brain_graph.stores.generation_cache import GenerationCache
 from brain_graph.stores.neo4j.generations import Neo4jGenerations
 from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
-from brain_graph.stores.neo4j.vector_copies import score_copies
+from brain_graph.stores.neo4j.vector_copies import max_copied, score_copies
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 
 GENERATION_REDOS = 2  # redos of a search whose generation moved (one per flip it overlapped)
@@ -75,6 +75,7 @@ class ServerSearchReads:
                 link_types=link_types,
                 max_degree=max_degree,
                 profiles=[query.profile_id for query in queries],
+                max_copied=max_copied(queries),
             )
             self.cache.put(tenant, found.generation, stamp)
             if found.generation == generation or attempt == GENERATION_REDOS:
@@ -101,6 +102,7 @@ class ServerSearchReads:
             edge_types=edge_types,
             max_degree=max_degree,
             profiles=[query.profile_id for query in queries],
+            max_copied=max_copied(queries),
         )
         return Hop(links, ScoredNeighbors(copied, score_copies(queries, copied, copies)) if copied else None)
 

@@ -13,7 +13,14 @@ from brain_graph.state import SeedScores
 from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError
-from brain_graph.stores.neo4j.vector_copies import changed_copies, copy_bytes, copy_properties, score_copies
+from brain_graph.stores.neo4j.vector_copies import (
+    MAX_COPIED,
+    changed_copies,
+    copy_bytes,
+    copy_properties,
+    max_copied,
+    score_copies,
+)
 from nodes.expand import hop_similarity
 
 WORK, DOC = "cdm.work.summary", "cdm.doc.body"
@@ -81,3 +88,9 @@ def test_a_hop_asks_only_for_the_profiles_the_seeds_did_not_score() -> None:
     assert reads.asked == []
     assert hop_similarity(reads, QUERIES, ["x"], None, AccessScope("t"))  # type: ignore[arg-type]
     assert reads.asked == [([WORK, DOC], ["x"])]
+
+
+def test_the_copies_a_statement_returns_are_bounded_in_bytes() -> None:
+    assert max_copied(QUERIES) == MAX_COPIED  # 3 dimensions: the node bound
+    large = [VectorQuery(f"p{index}", [0.0] * 3072, "e") for index in range(3)]
+    assert max_copied(large) == 1820  # 64 MiB over 3 x 3,072 x 4 bytes

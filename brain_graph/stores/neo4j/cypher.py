@@ -44,6 +44,8 @@ SCHEMA: tuple[LiteralString, ...] = (
     "DROP CONSTRAINT brain_node_key IF EXISTS",
     "CREATE CONSTRAINT brain_tenant_key IF NOT EXISTS FOR (t:BrainTenant) REQUIRE t.tenantId IS UNIQUE",
     "CREATE CONSTRAINT brain_profile_epoch_key IF NOT EXISTS FOR (e:BrainProfileEpoch) REQUIRE e.profileId IS UNIQUE",
+    # One copies clock: concurrent first drops must not MERGE two (reads would pick either).
+    "CREATE CONSTRAINT brain_copies_clock_key IF NOT EXISTS FOR (c:BrainCopiesClock) REQUIRE c.key IS UNIQUE",
     # The node key, nodeId first (see NODE_KEY); it replaces the (tenantId, generation, nodeId) key,
     # dropped once this one exists, so uniqueness is enforced throughout.
     "CREATE CONSTRAINT brain_node_id_key IF NOT EXISTS "
@@ -533,7 +535,8 @@ COPY_IF_VISIBLE: LiteralString = (
 
 def reached_copies(scored: LiteralString) -> LiteralString:
     """After ``t``, ``links`` (collected :func:`links_of` rows) and ``copied`` (:data:`COPIED_PROFILES`):
-    ``trusted``, ``copied`` emptied when the links reach more than ``$maxCopied`` nodes, and ``vectors``,
+    ``trusted``, ``copied`` emptied when the links reach more than ``$maxCopied`` nodes (a bound on the
+    bytes of the statement's result, :func:`~brain_graph.stores.neo4j.vector_copies.max_copied`), and ``vectors``,
     the copies in those profiles of every node the links reach whose id is not in the list ``scored``
     (``[nodeId, [bytes or null per copied profile]]``, each node once, null where the node has no vector
     or the vector's access metadata hides it, :data:`COPY_IF_VISIBLE`)."""

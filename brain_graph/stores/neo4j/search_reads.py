@@ -57,7 +57,7 @@ def decode_memberships(rows: Sequence[Sequence[Any]]) -> list[ClusterMembership]
     return sorted(memberships, key=lambda m: (m.cluster_id, m.member_id))
 
 
-# The parameters naming a copy's properties, and the most nodes whose copies a statement returns.
+# The parameters naming a copy's properties, and (default) the most nodes whose copies a statement returns.
 COPY_PARAMS = {
     "copiesPrefix": cypher.COPIES_PREFIX,
     "securedPrefix": cypher.SECURED_PREFIX,
@@ -80,6 +80,7 @@ class Neo4jSearchReads:
         link_types: Sequence[str],
         max_degree: int,
         profiles: Sequence[str] = (),
+        max_copied: int = MAX_COPIED,
     ) -> SeedGraph:
         """The current generation, the visible nodes among ``node_ids`` and, with ``link_types``, their
         links (hubs above ``max_degree`` counted, not listed), and the vector copies in ``profiles`` of
@@ -92,6 +93,7 @@ class Neo4jSearchReads:
             "maxDegree": max_degree,
             "profiles": list(dict.fromkeys(profiles)) if link_types else [],
             **COPY_PARAMS,
+            "maxCopied": max_copied,
         }
         row = self._client.read(cypher.seeds(types), params)[0]
         generation = row["generation"]
@@ -111,6 +113,7 @@ class Neo4jSearchReads:
         edge_types: Sequence[str],
         max_degree: int,
         profiles: Sequence[str] = (),
+        max_copied: int = MAX_COPIED,
     ) -> tuple[list[Link], tuple[str, ...], list[list[Any]]]:
         """The links of ``frontier`` (hubs above ``max_degree`` counted, not listed), the profiles of
         ``profiles`` whose copies count and the copies of the nodes the links reach. One statement."""
@@ -125,6 +128,7 @@ class Neo4jSearchReads:
             "maxDegree": max_degree,
             "profiles": list(dict.fromkeys(profiles)),
             **COPY_PARAMS,
+            "maxCopied": max_copied,
         }
         row = self._client.read(cypher.hop(types), params)[0]
         return decode_links(row["links"]), tuple(row["copied"]), row["vectors"]

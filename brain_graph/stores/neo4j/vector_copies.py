@@ -25,6 +25,17 @@ from brain_graph.stores.neo4j.client import Neo4jClient
 
 FLOAT32 = np.dtype("<f4")
 MAX_COPIED = 10_000  # nodes whose copies one search statement returns at most; beyond, the hop asks Weaviate
+COPIED_BYTES = 64 * 2**20  # bytes of copies one search statement returns at most (Weaviate pages larger reads)
+
+
+def max_copied(queries: Sequence[VectorQuery]) -> int:
+    """How many reached nodes a statement returns the copies of, at most: :data:`MAX_COPIED`, fewer when
+    their vectors in the queried profiles would exceed :data:`COPIED_BYTES` (with 3 profiles of 3,072
+    dimensions, 1,820 nodes); beyond, the hop asks Weaviate."""
+    row = sum(len(query.vector) for query in queries) * FLOAT32.itemsize
+    return min(MAX_COPIED, COPIED_BYTES // row) if row else MAX_COPIED
+
+
 Copy = dict[str, Any]  # property -> value (None: removed)
 
 
