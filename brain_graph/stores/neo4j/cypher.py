@@ -200,9 +200,9 @@ def load_edges(edge_type: str, *, fresh: bool) -> str:
 
 # -- vector copies -----------------------------------------------------------------------------
 # Each node keeps a copy of each of its vectors (float32 bytes, with the vector's own secured flag and
-# ACL) in properties named after the profile (:mod:`brain_graph.stores.neo4j.vector_copies`), so the
-# first hop of a search is scored in the statement that finds it instead of in a second Weaviate
-# round. Weaviate stays the vector index. A load writes the copies after its nodes, a change in its
+# ACL) in properties named after the profile (:mod:`brain_graph.stores.neo4j.vector_copies`), so each
+# hop of a search is scored in the statement that reads its links instead of in a Weaviate round of
+# its own. Weaviate stays the vector index. A load writes the copies after its nodes, a change in its
 # transaction (rolled back with it). A search trusts copies only where they match Weaviate:
 # - a generation made by a replace-load or by a change records the copies clock read before anything
 #   was written to it (``vectorCopiesClock``, with ``vectorCopiesGeneration``); one whose load had a

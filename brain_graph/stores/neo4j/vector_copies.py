@@ -1,5 +1,5 @@
-"""Copies of the vectors on the Neo4j nodes, so the first hop of a search is scored in the statement
-that reaches it (see VECTOR COPIES in :mod:`brain_graph.stores.neo4j.cypher`).
+"""Copies of the vectors on the Neo4j nodes, so each hop of a search is scored in the statement that
+reads its links (see VECTOR COPIES in :mod:`brain_graph.stores.neo4j.cypher`).
 
 A node's vector of profile ``p`` is kept as little-endian float32 bytes in its property
 ``vector:<p>``, the bytes Weaviate stores and returns, so a copy scores bit for bit like the Weaviate
