@@ -396,15 +396,12 @@ def linked(var: str, edge_types: tuple[str, ...]) -> str:
     )
 
 
-def frontier_links(frontier: str, edge_types: tuple[str, ...]) -> str:
-    """For each node ``s`` whose id is in the list expression ``frontier``: its ``degree`` and ``links``
-    over ``edge_types`` (the subqueries described above); ``s``, ``degree`` and ``links`` are in scope
-    after it."""
+def frontier_links(sources: str, edge_types: tuple[str, ...]) -> str:
+    """For each frontier node ``s`` (the rows of the ``sources`` clause, :func:`sought` or
+    :func:`unwound`): its ``degree`` and ``links`` over ``edge_types`` (the subqueries described
+    above); ``s``, ``degree`` and ``links`` are in scope after it."""
     return (
-        "UNWIND "
-        + frontier
-        + " AS sourceId "
-        + seek("s", "= sourceId")
+        sources
         + "CALL (t, s) { "
         + linked("s", edge_types)
         + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS degree } "
@@ -414,44 +411,56 @@ def frontier_links(frontier: str, edge_types: tuple[str, ...]) -> str:
     )
 
 
+def sought(ids: str) -> str:
+    """Frontier rows ``s``: the nodes of the current generation whose ids are the list expression ``ids``."""
+    return "UNWIND " + ids + " AS sourceId " + seek("s", "= sourceId")
+
+
+def unwound(nodes: str) -> str:
+    """Frontier rows ``s``: the nodes of the list expression ``nodes`` (already sought)."""
+    return "UNWIND " + nodes + " AS s "
+
+
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def links(edge_types: tuple[str, ...]) -> str:
     """The links of each node of ``$frontier`` over ``edge_types``: ``frontierId, degree, links`` rows."""
-    return TENANT + frontier_links("$frontier", edge_types) + "RETURN s.nodeId AS frontierId, degree, links"
+    return TENANT + frontier_links(sought("$frontier"), edge_types) + "RETURN s.nodeId AS frontierId, degree, links"
 
 
-def edges_within(ids: str, edge_types: tuple[str, ...]) -> str:
-    """The edges ``(a)-[r]->(b)`` of ``edge_types`` whose two ends are among the nodes whose ids are the list
-    variable ``ids`` (the tenant's current generation); ``t``, ``ids``, ``a``, ``r`` and ``b`` are in
-    scope after it. The degrees it tests are read from the store (``getDegree``), never expanded.
+def edges_within(nodes: str, edge_types: tuple[str, ...]) -> str:
+    """The edges ``(a)-[r]->(b)`` of ``edge_types`` whose two ends are in the list variable ``nodes``
+    (nodes already sought in the tenant's current generation); ``a``, ``r`` and ``b`` are in scope after
+    it. The degrees it tests are read from the store (``getDegree``), never expanded.
 
-    From a source with fewer than |ids| x |types| out-edges the plan expands and filters ``b`` by the
-    list. ``b`` has no label there: with ``:BrainNode`` the planner seeks every ``b`` and hash-joins,
-    and each row of that join holds the outer row's lists, so the statement's memory grew with the
-    square of the ids (CONTEXT: 58 MiB at 200 ids, over the server's 717 MiB transaction limit at 700;
-    1.4 MiB at 1,000 without the label).
+    The far end is tested by identity (``b IN nodes``), not by its properties: the list holds only
+    nodes of the tenant's current generation, and no property is read (against ``b.nodeId IN ids``
+    plus tenant and generation: 2,635 instead of 3,819 database hits for CONTEXT at 70 ids, 34,159
+    instead of 53,614 at 1,000, and a third less time and memory). ``b`` has no label: with
+    ``:BrainNode`` the planner seeks every ``b`` and hash-joins, and each row of that join holds the
+    outer row's lists, so the statement's memory grew with the square of the ids (CONTEXT: 58 MiB at
+    200 ids, over the server's 717 MiB transaction limit at 700).
 
-    A source with more, an admitted hub, is joined to each other ``b`` sought by id, which Neo4j checks
-    from the end with fewer edges, so the hub's out-edges are never all read (a 20,000-edge hub among
-    51 ids: 29,263 database hits before, 1,560 now, as for a 200-edge hub). Its self-loops, found by
-    their count (out + in - either direction), are read only when it has one: matching a node to
-    itself reads all its edges. The hub tests are UNWINDs of a list that is empty unless the test
-    holds, which the planner cannot move after the seek or the expansion."""
+    A source with at least |nodes| x |types| out-edges, an admitted hub, is joined to each other ``b``
+    of the list, which Neo4j checks from the end with fewer edges, so the hub's out-edges are never
+    all read (a 20,000-edge hub among 51 ids: 29,263 database hits when expanded, 1,560 so). Its
+    self-loops, found by their count (out + in - either direction), are read only when it has one:
+    matching a node to itself reads all its edges. Its out-degree is read once per source; the hub
+    tests are UNWINDs of a list that is empty unless the test holds, which the planner cannot move
+    after the expansion."""
     types = rel_types(edge_types)
-    out = f"COUNT {{ (a)-[{types}]->() }}"
-    hub = f"({out} >= size({ids}) * size($edgeTypes))"
-    loop = f"{out} + COUNT {{ (a)<-[{types}]-() }} > COUNT {{ (a)-[{types}]-() }}"
+    hub = f"out >= size({nodes}) * size($edgeTypes)"
+    loop = f"out + COUNT {{ (a)<-[{types}]-() }} > COUNT {{ (a)-[{types}]-() }}"
     return (
-        seek("a", "IN " + ids) + "AND size($edgeTypes) > 0 CALL (t, " + ids + ", a) { "
+        f"UNWIND CASE WHEN size($edgeTypes) > 0 THEN {nodes} ELSE [] END AS a "
+        f"WITH {nodes}, a, COUNT {{ (a)-[{types}]->() }} AS out "
+        f"CALL ({nodes}, a, out) {{ "
         f"WITH a WHERE NOT {hub} "
-        f"MATCH (a)-[r{types}]->(b) WHERE type(r) IN $edgeTypes AND "
-        + same_generation("b")
-        + f" AND b.nodeId IN {ids} "
+        f"MATCH (a)-[r{types}]->(b) WHERE type(r) IN $edgeTypes AND b IN {nodes} "
         "RETURN r, b "
         "UNION ALL "
         f"UNWIND CASE WHEN {hub} THEN [a] ELSE [] END AS hub "
-        + seek("b", "IN " + ids)
-        + f"AND b <> hub MATCH (hub)-[r{types}]->(b) WHERE type(r) IN $edgeTypes "
+        f"UNWIND {nodes} AS b WITH hub, b WHERE b <> hub "
+        f"MATCH (hub)-[r{types}]->(b) WHERE type(r) IN $edgeTypes "
         "RETURN r, b "
         "UNION ALL "
         f"UNWIND CASE WHEN {hub} AND {loop} THEN [a] ELSE [] END AS hub "
@@ -489,8 +498,10 @@ def edges_among(edge_types: tuple[str, ...]) -> str:
     """The edges of ``edge_types`` among the nodes of ``$nodeIds`` (:func:`edges_within`)."""
     return (
         TENANT
-        + "WITH t, $nodeIds AS ids "
-        + edges_within("ids", edge_types)
+        + "CALL (t) { "
+        + seek("n", "IN $nodeIds")
+        + "RETURN collect(n) AS among } "
+        + edges_within("among", edge_types)
         + "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
     )
 
@@ -509,10 +520,10 @@ CLUSTER_MEMBERSHIPS: LiteralString = (
 # key (so each yields exactly one row, empty lists included) and the same predicates as the single reads.
 
 
-def links_of(frontier: str, edge_types: tuple[str, ...]) -> str:
-    """The :func:`links` of the nodes whose ids are the list expression ``frontier``, collected as
-    ``[frontierId, degree, links]`` rows."""
-    return frontier_links(frontier, edge_types) + "RETURN collect([s.nodeId, degree, links]) AS links"
+def links_of(sources: str, edge_types: tuple[str, ...]) -> str:
+    """The :func:`links` of the frontier rows of the ``sources`` clause (:func:`sought`,
+    :func:`unwound`), collected as ``[frontierId, degree, links]`` rows."""
+    return frontier_links(sources, edge_types) + "RETURN collect([s.nodeId, degree, links]) AS links"
 
 
 # The profiles of ``$profiles`` whose vector copies count in the tenant's current generation (see
@@ -558,16 +569,18 @@ def seeds(edge_types: tuple[str, ...]) -> str:
     vector search used), the metadata of the visible hits (GET_NODES), with ``edge_types`` the links
     of those visible hits (:func:`links`), and of ``$profiles`` those whose copies are trusted
     (``copied``, :data:`COPIED_PROFILES`) with the copies of the nodes the links reach other than the
-    hits (:func:`reached_copies`)."""
+    hits (:func:`reached_copies`). The hits are sought once; their links expand from the found nodes."""
     return (
         "OPTIONAL " + TENANT + "CALL (t) { " + seek("n", "IN $nodeIds") + "AND " + visible("n") + " "
-        "RETURN collect(n " + META_MAP + ") AS nodes } "
-        "CALL (t, nodes) { "
-        + links_of("CASE WHEN size($edgeTypes) > 0 THEN [x IN nodes | x.nodeId] ELSE [] END", edge_types)
+        "RETURN collect(n) AS hits } "
+        "CALL (t, hits) { "
+        + links_of(unwound("CASE WHEN size($edgeTypes) > 0 THEN hits ELSE [] END"), edge_types)
         + " } "
         + COPIED_PROFILES
         + reached_copies("$nodeIds")
-        + "RETURN t.generation AS generation, nodes, links, trusted AS copied, vectors"
+        + "RETURN t.generation AS generation, [n IN hits | n "
+        + META_MAP
+        + "] AS nodes, links, trusted AS copied, vectors"
     )
 
 
@@ -579,7 +592,7 @@ def hop(edge_types: tuple[str, ...]) -> str:
         "OPTIONAL "
         + TENANT
         + "CALL (t) { "
-        + links_of("CASE WHEN size($edgeTypes) > 0 THEN $frontier ELSE [] END", edge_types)
+        + links_of(sought("CASE WHEN size($edgeTypes) > 0 THEN $frontier ELSE [] END"), edge_types)
         + " } "
         + COPIED_PROFILES
         + reached_copies("$frontier")
@@ -589,26 +602,26 @@ def hop(edge_types: tuple[str, ...]) -> str:
 
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def context(edge_types: tuple[str, ...]) -> str:
-    """After an expansion, with ``ids`` the known and the visible new nodes: the edges of ``edge_types``
-    among them (:func:`edges_among`), the clusters of ``$members`` (CLUSTER_MEMBERSHIPS; records of
-    ``$records`` and ``ids`` not returned), the texts (GET_TEXTS) of ``cited``, the first ``$passages``
-    of ``$ranked`` among ``ids``, and last the metadata of the visible new nodes (GET_NODES): the rows
-    of the subqueries before carry only ids, not ``maxNodes`` metadata maps."""
+    """After an expansion: the visible nodes of ``$newIds`` and the nodes of ``$knownIds`` are sought
+    once (``among``; ``ids``: the known ids and the visible new ones), then the edges of ``edge_types``
+    among them (:func:`edges_within`), the clusters of ``$members`` (CLUSTER_MEMBERSHIPS; records of
+    ``$records`` and ``ids`` not returned), the texts (GET_PASSAGE_HEADS) of ``cited``, the first
+    ``$passages`` of ``$ranked`` among ``ids``, and last the metadata of the visible new nodes
+    (GET_NODES), projected from the found nodes: the rows before carry nodes and ids, not metadata maps."""
     return (
         TENANT + "CALL (t) { " + seek("n", "IN $newIds") + "AND " + visible("n") + " "
-        "RETURN collect(n.nodeId) AS newVisible } "
-        "WITH t, newVisible, $knownIds + newVisible AS ids "
-        "WITH t, newVisible, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
-        "CALL (t, ids) { "
-        + edges_within("ids", edge_types)
+        "RETURN collect(n) AS added } "
+        "CALL (t) { " + seek("k", "IN $knownIds") + "RETURN collect(k) AS known } "
+        "WITH t, added, known + added AS among, $knownIds + [n IN added | n.nodeId] AS ids "
+        "WITH t, added, among, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
+        "CALL (among) { "
+        + edges_within("among", edge_types)
         + "RETURN collect([type(r), a.nodeId, b.nodeId, r.properties]) AS edges } "
         "CALL (t, ids) { " + clusters_of("IN $members") + "RETURN collect([members, c.nodeId, size, "
         "CASE WHEN c.nodeId IN $records OR c.nodeId IN ids THEN null ELSE c " + META_MAP + " END]) AS clusters } "
-        "CALL (t, cited) { " + seek("p", "IN cited") + "AND " + visible("p") + " "
+        "CALL (among, cited) { UNWIND among AS p WITH p WHERE p.nodeId IN cited AND " + visible("p") + " "
         "RETURN collect(" + passage_source("p") + ") AS texts } "
-        "CALL (t, newVisible) { " + seek("n", "IN newVisible") + "AND " + visible("n") + " "
-        "RETURN collect(n " + META_MAP + ") AS nodes } "
-        "RETURN nodes, edges, clusters, cited, texts"
+        "RETURN [n IN added | n " + META_MAP + "] AS nodes, edges, clusters, cited, texts"
     )
 
 
