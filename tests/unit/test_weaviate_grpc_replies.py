@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 from weaviate.proto.v1 import base_pb2, properties_pb2, search_get_pb2
 
+from brain_graph.security import AccessScope
 from brain_graph.stores.base import VectorQuery
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.weaviate.grpc_search import FLOAT32, found_objects, vector_matrix
-from brain_graph.stores.weaviate.search import score
+from brain_graph.stores.weaviate.search import returned, score
 
 
 def text(value: str) -> properties_pb2.Value:
@@ -77,3 +78,19 @@ def test_scores_equal_the_reference_over_the_same_float32_values() -> None:
 def test_another_dimension_is_not_a_matrix() -> None:
     objects = found_objects(search_get_pb2.SearchReply(results=[result("a", [1.0, 2.0], project=None, acl=[])]))
     assert vector_matrix(objects, 3) is None
+
+
+def test_a_read_returns_the_acl_only_when_the_scope_reads_it() -> None:
+    # The access rule is re-checked on the returned objects: wherever it reads the ACL, the ACL is
+    # returned, and the project key with a project filter.
+    public = AccessScope("t1")
+    reader = AccessScope("t1", identities=frozenset({"user:alice"}))
+    service = AccessScope("t1", all_secured=True)
+    assert returned(public, None) == ["tenantId", "nodeId", "secured"]
+    assert returned(reader, None) == ["tenantId", "nodeId", "secured", "acl"]
+    assert returned(service, "P1") == ["tenantId", "nodeId", "secured", "projectKey"]
+    for scope in (public, reader, service):
+        without_acl = "acl" not in returned(scope, None)
+        for acl in ((), ("user:alice",), ("user:bob",)):
+            seen = scope.may_see("t1", True, acl)
+            assert not without_acl or seen == scope.may_see("t1", True, ())

@@ -54,8 +54,6 @@ T = TypeVar("T")
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 TIE_MARGIN = 1e-5  # > float32 distance error + score rounding
 EXTRA_CANDIDATES = 10  # fetched beyond top_k: room for ties at the boundary before a wider fetch is needed
-RETURNED = ["tenantId", "nodeId", "projectKey", "secured", "acl"]
-SCORED = ["tenantId", "nodeId", "secured", "acl"]  # what a similarity read needs (no project filter)
 
 
 def _all_of(parts: Sequence[Any]) -> Any:
@@ -117,6 +115,18 @@ def request(query: VectorQuery, tenant: str, where: Any, limit: int, properties:
 def visible_to(scope: AccessScope, obj: FoundObject) -> bool:
     """Whether a returned object is visible in ``scope`` (the access rule re-checked in Python)."""
     return scope.may_see(obj.tenant_id, obj.secured, obj.acl)
+
+
+def returned(scope: AccessScope, project_key: str | None) -> list[str]:
+    """The properties a read returns for :func:`visible_to` and the project check: the ACL only when
+    ``scope`` reads it (secured items, by identity), the project key only with a project filter.
+    Decoding a returned property costs the client about 4 µs per object."""
+    names = ["tenantId", "nodeId", "secured"]
+    if scope.identities and not scope.all_secured:
+        names.append("acl")
+    if project_key is not None:
+        names.append("projectKey")
+    return names
 
 
 def score(query: VectorQuery, objects: Sequence[FoundObject]) -> list[VectorHit]:
@@ -181,12 +191,13 @@ class WeaviateSearch:
         if top_k <= 0 or not targets or generation is None:
             return []
         where = filters(scope, project_key)
+        properties = returned(scope, project_key)
         tenant = tenant_name(scope.tenant_id, generation)
         limits = {q.profile_id: min(top_k + EXTRA_CANDIDATES, QUERY_MAX_RESULTS) for q in targets}
         found: dict[str, list[VectorHit]] = {}
         pending = list(targets)
         while pending:
-            batch = [request(q, tenant, where, limits[q.profile_id], RETURNED, near=True) for q in pending]
+            batch = [request(q, tenant, where, limits[q.profile_id], properties, near=True) for q in pending]
             replies = self._send(pending, batch)
             wider = []
             for query, reply in zip(pending, replies, strict=True):
@@ -213,7 +224,8 @@ class WeaviateSearch:
         tenant = tenant_name(scope.tenant_id, generation)
         chunks = [ids[start : start + QUERY_MAX_RESULTS] for start in range(0, len(ids), QUERY_MAX_RESULTS)]
         asked = [(q, chunk) for q in targets for chunk in chunks]
-        batch = [request(q, tenant, id_filter(scope, chunk), len(chunk), SCORED, near=False) for q, chunk in asked]
+        properties = returned(scope, None)
+        batch = [request(q, tenant, id_filter(scope, chunk), len(chunk), properties, near=False) for q, chunk in asked]
         replies = self._send([q for q, _ in asked], batch)
         wanted = set(ids)
         hits: list[VectorHit] = []
