@@ -17,6 +17,7 @@ from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.generations import edge_row
 from brain_graph.stores.neo4j.graph import heads_params
 from brain_graph.stores.neo4j.search_reads import COPY_PARAMS
+from brain_graph.stores.neo4j.vector_copies import MAX_COPIED
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from tests.integration.servers import connect, unique_prefix
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 TYPES = ["DEPENDS_ON", "REFERENCES"]
 ADMITTED = ["hub"] + [f"n{index:05d}" for index in range(0, 150, 3)]
-NO_COPIES = {"profiles": [], **COPY_PARAMS}  # SEEDS without vector copies
+NO_COPIES = {"profiles": [], **COPY_PARAMS, "maxCopied": MAX_COPIED}  # SEEDS without vector copies
 
 
 def hub_edges(tenant: str, size: int, *, loops: bool) -> list[EdgeRecord]:

@@ -57,13 +57,28 @@ def decode_memberships(rows: Sequence[Sequence[Any]]) -> list[ClusterMembership]
     return sorted(memberships, key=lambda m: (m.cluster_id, m.member_id))
 
 
-# The parameters naming a copy's properties, and (default) the most nodes whose copies a statement returns.
+# The parameters naming a copy's properties.
 COPY_PARAMS = {
     "copiesPrefix": cypher.COPIES_PREFIX,
     "securedPrefix": cypher.SECURED_PREFIX,
     "aclPrefix": cypher.ACL_PREFIX,
-    "maxCopied": MAX_COPIED,
 }
+
+
+def hop_params(
+    scope: AccessScope, edge_types: Sequence[str], max_degree: int, profiles: Sequence[str], max_copied: int
+) -> dict[str, Any]:
+    """The parameters :func:`~brain_graph.stores.neo4j.cypher.seeds` and
+    :func:`~brain_graph.stores.neo4j.cypher.hop` share: the scope, the links asked for and the copies
+    of the nodes they reach."""
+    return {
+        **cypher_params(scope),
+        "edgeTypes": list(edge_types),
+        "maxDegree": max_degree,
+        "profiles": list(dict.fromkeys(profiles)),
+        **COPY_PARAMS,
+        "maxCopied": max_copied,
+    }
 
 
 class Neo4jSearchReads:
@@ -87,13 +102,8 @@ class Neo4jSearchReads:
         the nodes those links reach, where the generation records them. One statement."""
         types = tuple(sorted(set(link_types)))
         params = {
-            **cypher_params(scope),
+            **hop_params(scope, types, max_degree, profiles if link_types else (), max_copied),
             "nodeIds": list(dict.fromkeys(node_ids)),
-            "edgeTypes": list(types),
-            "maxDegree": max_degree,
-            "profiles": list(dict.fromkeys(profiles)) if link_types else [],
-            **COPY_PARAMS,
-            "maxCopied": max_copied,
         }
         row = self._client.read(cypher.seeds(types), params)[0]
         generation = row["generation"]
@@ -121,15 +131,7 @@ class Neo4jSearchReads:
         types = tuple(sorted(set(edge_types)))
         if not ids or not types:
             return [], (), []
-        params = {
-            **cypher_params(scope),
-            "frontier": ids,
-            "edgeTypes": list(types),
-            "maxDegree": max_degree,
-            "profiles": list(dict.fromkeys(profiles)),
-            **COPY_PARAMS,
-            "maxCopied": max_copied,
-        }
+        params = {**hop_params(scope, types, max_degree, profiles, max_copied), "frontier": ids}
         row = self._client.read(cypher.hop(types), params)[0]
         return decode_links(row["links"]), tuple(row["copied"]), row["vectors"]
 
