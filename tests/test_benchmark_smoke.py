@@ -7,9 +7,10 @@ import os
 import time
 from pathlib import Path
 
-from benchmarks import server_cpu, synthetic
+from benchmarks import server_cpu, statements, synthetic
 from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
 from brain_graph.dataset import read_graph
+from brain_graph.stores.neo4j import cypher
 
 
 def _row(backend: str, nodes: int, p50: float) -> Row:
@@ -100,3 +101,22 @@ def test_server_cpu_per_search_is_the_mean_of_processes_read_twice() -> None:
     assert server_cpu.per_search_ms({"neo4j": 1.0, "weaviate": 2.0}, {"neo4j": 1.5}, 10) == {"neo4j": 50.0}
     assert server_cpu.per_search_ms({"neo4j": 1.0}, {"neo4j": 2.0}, 0) == {}
     assert server_cpu.cpu_seconds(-1) is None
+
+
+def test_recorded_statements_are_named_and_their_plans_summed() -> None:
+    types = ("DEPENDS_ON", "REFERENCES")
+    params = {"edgeTypes": list(types)}
+    assert statements.kind_of(cypher.seeds(types), params) == "SEEDS"
+    assert statements.kind_of(cypher.context(types), params) == "CONTEXT"
+    assert statements.kind_of(cypher.hop(types), params) == "HOP"
+    assert statements.kind_of(cypher.context(types), {"edgeTypes": ["DEPENDS_ON"]}) == "OTHER"
+    plan = {"dbHits": 2, "children": [{"dbHits": 3, "children": [{"dbHits": 5}]}, {"rows": 1}]}
+    assert statements.plan_hits(plan) == 10
+    rows = [
+        statements.KindRow("SEEDS", 50, 7.456, 5.0, 1409.0, 70656.0),
+        statements.KindRow("HOP", 2, 1.0, 0.0, 3, None),
+    ]
+    assert statements.table(rows).splitlines()[2:] == [
+        "| SEEDS | 50 | 7.46 | 5 | 1,409 | 69 KB |",
+        "| HOP | 2 | 1.00 | 0 | 3 | - |",
+    ]
