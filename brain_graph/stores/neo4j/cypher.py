@@ -365,8 +365,9 @@ GET_PASSAGE_HEADS: LiteralString = (
 # which are validated (check_edge_type) and written into their patterns (:func:`rel_types`), so a node
 # is expanded over those types only: a person with 10,000 ASSIGNED_TO edges that a search does not
 # follow cost 41,103 database hits in SEEDS when the pattern was untyped and ``type(r)`` was filtered
-# after the expansion, 1,133 without those edges; the same holds for each hub test, which reads the
-# degree of the types from the store. ``type(r) IN $edgeTypes`` stays (the parameter is the list the
+# after the expansion, 1,133 without those edges. The hub tests read degrees from the store, never
+# expanding: first the degree of all types (one read, an upper bound), then, only when that is too
+# high, the degree of the types. ``type(r) IN $edgeTypes`` stays (the parameter is the list the
 # pattern was made of). Neo4j caches a plan per statement, so per set of edge types a search uses.
 STATEMENTS_CACHED = 256  # statements kept per kind (sets of edge types)
 
@@ -379,8 +380,9 @@ def rel_types(edge_types: tuple[str, ...]) -> str:
 
 # The links of each frontier node (matched by tenant; deduplicated by the caller) and its degree
 # (distinct visible neighbours other than itself over the edge types, either direction). A node with
-# at most ``$maxDegree`` edges of those types in the store (``getDegree``, no expansion) cannot be a
-# hub: its edges are expanded once, giving its links and its exact degree. Any other node's degree is
+# at most ``$maxDegree`` edges in the store (``getDegree`` of all types: one read of its degree, no
+# expansion; an upper bound of its degree) cannot be a hub: its edges are expanded once, giving its
+# links and its exact degree. Any other node's degree is
 # first counted no further than ``$maxDegree + 1`` (DISTINCT then LIMIT stream: a hub's edges are not
 # all read), and only a node of at most ``$maxDegree`` is then expanded for its links: a hub is
 # counted, never collected. (Counting first for every node read each neighbour's properties twice:
@@ -404,7 +406,7 @@ def frontier_links(sources: str, edge_types: tuple[str, ...]) -> str:
     :func:`unwound`): its ``degree`` and ``links`` over ``edge_types`` (the subqueries described
     above); ``s``, ``degree`` and ``links`` are in scope after it."""
     return (
-        sources + f"WITH t, s, COUNT {{ (s)-[{rel_types(edge_types)}]-() }} <= $maxDegree AS small "
+        sources + "WITH t, s, COUNT { (s)--() } <= $maxDegree AS small "
         "CALL (t, s, small) { UNWIND CASE WHEN small THEN [] ELSE [s] END AS large "
         + linked("large", edge_types)
         + "WITH DISTINCT n LIMIT $maxDegree + 1 RETURN count(n) AS counted } "
@@ -444,19 +446,21 @@ def edges_within(nodes: str, edge_types: tuple[str, ...]) -> str:
     outer row's lists, so the statement's memory grew with the square of the ids (CONTEXT: 58 MiB at
     200 ids, over the server's 717 MiB transaction limit at 700).
 
-    A source with at least |nodes| x |types| out-edges, an admitted hub, is joined to each other ``b``
-    of the list, which Neo4j checks from the end with fewer edges, so the hub's out-edges are never
-    all read (a 20,000-edge hub among 51 ids: 29,263 database hits when expanded, 1,560 so). Its
-    self-loops, found by their count (out + in - either direction), are read only when it has one:
-    matching a node to itself reads all its edges. Its out-degree is read once per source; the hub
-    tests are UNWINDs of a list that is empty unless the test holds, which the planner cannot move
-    after the expansion."""
+    A source with at least |nodes| x |types| out-edges in the store (all types: one read of its
+    degree per source, an upper bound of its out-edges of ``edge_types``; the typed count read one
+    degree per type), an admitted hub, is joined to each other ``b`` of the list, which Neo4j checks
+    from the end with fewer edges, so the hub's out-edges are never all read (a 20,000-edge hub among
+    51 ids: 29,263 database hits when expanded, 1,560 so). Both ways give the same edges; the test
+    only chooses the cheaper. A hub's self-loops, found by their count (out + in - either direction,
+    of ``edge_types``), are read only when it has one: matching a node to itself reads all its edges.
+    The hub tests are UNWINDs of a list that is empty unless the test holds, which the planner cannot
+    move after the expansion."""
     types = rel_types(edge_types)
     hub = f"out >= size({nodes}) * size($edgeTypes)"
-    loop = f"out + COUNT {{ (a)<-[{types}]-() }} > COUNT {{ (a)-[{types}]-() }}"
+    loop = f"COUNT {{ (a)-[{types}]->() }} + COUNT {{ (a)<-[{types}]-() }} > COUNT {{ (a)-[{types}]-() }}"
     return (
         f"UNWIND CASE WHEN size($edgeTypes) > 0 THEN {nodes} ELSE [] END AS a "
-        f"WITH {nodes}, a, COUNT {{ (a)-[{types}]->() }} AS out "
+        f"WITH {nodes}, a, COUNT {{ (a)-->() }} AS out "
         f"CALL ({nodes}, a, out) {{ "
         f"WITH a WHERE NOT {hub} "
         f"MATCH (a)-[r{types}]->(b) WHERE type(r) IN $edgeTypes AND b IN {nodes} "
