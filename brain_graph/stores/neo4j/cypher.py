@@ -382,14 +382,14 @@ def rel_types(edge_types: tuple[str, ...]) -> str:
 # (distinct visible neighbours other than itself over the edge types, either direction). A node with
 # at most ``$maxDegree`` edges in the store (``getDegree`` of all types: one read of its degree, no
 # expansion; an upper bound of its degree) cannot be a hub: its edges are expanded once, giving its
-# links and its exact degree. Any other node's degree is
-# first counted no further than ``$maxDegree + 1`` (DISTINCT then LIMIT stream: a hub's edges are not
-# all read), and only a node of at most ``$maxDegree`` is then expanded for its links: a hub is
-# counted, never collected. (Counting first for every node read each neighbour's properties twice:
-# SEEDS 5.5-5.9 ms against 5.3 now, HOP at depth 2 9.7-9.9 against 9.1-9.6, replayed at 1k.) The
-# neighbour pattern has no label, so no index applies to it and the plan expands from the frontier
-# node (with ``:BrainNode`` the planner seeks every node of the tenant and joins); the tests are
-# UNWINDs of a list that is empty unless they hold, which the planner cannot move after the expansion.
+# links and its exact degree. Any other node's degree is first counted no further than
+# ``$maxDegree + 1`` (DISTINCT then LIMIT stream: a hub's edges are not all read), and only a node of
+# at most ``$maxDegree`` is then expanded for its links: a hub is counted, never collected. (Counting
+# first for every node read each neighbour's properties twice: SEEDS 4.9-5.9 ms against 4.6-4.7 now,
+# HOP at depth 2 9.4-9.9 against 8.9, replayed at 1k.) The neighbour pattern has no label, so no index
+# applies to it and the plan expands from the frontier node (with ``:BrainNode`` the planner seeks
+# every node of the tenant and joins); the tests are UNWINDs of a list that is empty unless they
+# hold, which the planner cannot move after the expansion.
 def linked(var: str, edge_types: tuple[str, ...]) -> str:
     """MATCH of the edges of ``edge_types`` from node ``var`` to visible nodes ``n`` other than itself."""
     return (
