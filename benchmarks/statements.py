@@ -110,7 +110,7 @@ def replay(session: neo4j.Session, statements: Sequence[Recorded], replays: int)
         for query, params in statements:
             started = time.perf_counter()
             result = session.run(query, params)
-            result.consume()
+            list(result)  # the records are transferred, as in a search (consume() alone discards them)
             wall.append((time.perf_counter() - started) * 1000)
             summary = result.consume()
             server.append((summary.result_available_after or 0) + (summary.result_consumed_after or 0))
