@@ -117,6 +117,20 @@ def build_graph(
     unless ``BRAIN_GRAPH_BACKEND`` says otherwise).
     """
     provider: ServicesProvider = (lambda: services) if services is not None else default_services
+    return compile_steps(PIPELINE, provider, name=name, checkpointer=checkpointer)
+
+
+def compile_steps(
+    steps: Sequence[tuple[str, Step]],
+    provider: ServicesProvider,
+    *,
+    name: str = GRAPH_NAME,
+    checkpointer: Checkpointer = None,
+) -> BrainSearchGraph:
+    """The graph of :func:`build_graph` over other ``steps`` (name, step), run in that order: the same
+    state, schemas, node wrappers and compiled class. For instrumenting the pipeline (the profiler of
+    ``benchmarks/profile.py`` times each step and replays recorded updates); a search graph is
+    :func:`build_graph`'s."""
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(
         BrainSearchState,
         context_schema=BrainSearchContext,
@@ -124,7 +138,7 @@ def build_graph(
         output_schema=BrainSearchOutput,
     )
     previous = START
-    for node_name, step in PIPELINE:
+    for node_name, step in steps:
         builder.add_node(node_name, bind_step(node_name, step, provider))
         builder.add_edge(previous, node_name)
         previous = node_name

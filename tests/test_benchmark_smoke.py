@@ -7,9 +7,11 @@ import os
 import time
 from pathlib import Path
 
-from benchmarks import server_cpu, statements, synthetic
+from benchmarks import server_cpu, statements, step_profile, synthetic
 from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
 from brain_graph.dataset import read_graph
+from brain_graph.graph import PIPELINE, compile_steps
+from brain_graph.services import SearchServices
 from brain_graph.stores.neo4j import cypher
 
 
@@ -120,3 +122,39 @@ def test_recorded_statements_are_named_and_their_plans_summed() -> None:
         "| SEEDS | 50 | 7.46 | 5 | 1,409 | 69 KB |",
         "| HOP | 2 | 1.00 | 0 | 3 | - |",
     ]
+
+
+def test_profiled_graphs_give_the_search_graphs_pack(example_services: SearchServices) -> None:
+    """The profiler's timed, recording and replaying graphs run the pipeline's steps in its order and
+    return the pack the search graph returns (the replay with no work of the steps)."""
+    provider = lambda: example_services  # noqa: E731
+    request = {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}}
+    timings: step_profile.Timings = {}
+    updates: dict[tuple[str, str], object] = {}
+    expected = json.dumps(compile_steps(PIPELINE, provider).invoke(request), sort_keys=True)
+    assert json.loads(expected)["promptPack"]["citations"] and json.loads(expected)["graphNodes"]
+    timed = compile_steps([(n, step_profile.timed(n, s, timings)) for n, s in PIPELINE], provider)
+    recorder = compile_steps([(n, step_profile.recording(n, s, updates)) for n, s in PIPELINE], provider)
+    replay = compile_steps([(n, step_profile.replaying(n, updates)) for n, _ in PIPELINE], provider)
+
+    assert json.dumps(timed.invoke(request), sort_keys=True) == expected
+    assert list(timings) == [name for name, _ in PIPELINE]
+    assert all(len(values) == 1 and values[0][0] >= 0 and values[0][1] >= 0 for values in timings.values())
+    assert json.dumps(recorder.invoke(request), sort_keys=True) == expected
+    assert sorted(updates) == sorted((name, request["queryText"]) for name, _ in PIPELINE)
+    assert json.dumps(replay.invoke(request), sort_keys=True) == expected
+    assert step_profile.invoke_all(replay, [request, request])[1][0] > 0
+
+
+def test_profile_summary_names_each_step_and_the_floor() -> None:
+    profile = step_profile.StepProfile(
+        "embedded", 1000, 50, 18.0, 18.5, {"embed": (0.5, 0.5), "retrieve": (3.0, 2.5)}, 5.0, 2.5
+    )
+    lines = step_profile.summary(profile).splitlines()
+    assert lines[0] == "# embedded, 1000 nodes: p50 of 50 searches, ms"
+    assert "| search (CPU: the process's) | 18.00 | 18.50 |" in lines
+    assert "| retrieve (CPU: its thread's) | 3.00 | 2.50 |" in lines
+    assert "| steps together | 3.50 | 3.00 |" in lines
+    assert "| rest: LangGraph, node wrappers | 14.50 | |" in lines
+    assert "| framework (the steps replayed) | 5.00 | |" in lines
+    assert lines[-1] == "Floor ratio (framework + numpy) / numpy: 3.00; the search's ratio: 7.20."
