@@ -132,7 +132,8 @@ def test_profiled_graphs_give_the_search_graphs_pack(example_services: SearchSer
     timings: step_profile.Timings = {}
     updates: dict[tuple[str, str], object] = {}
     expected = json.dumps(compile_steps(PIPELINE, provider).invoke(request), sort_keys=True)
-    assert json.loads(expected)["promptPack"]["citations"] and json.loads(expected)["graphNodes"]
+    assert json.loads(expected)["promptPack"]["citations"]
+    assert json.loads(expected)["graphNodes"]
     timed = compile_steps([(n, step_profile.timed(n, s, timings)) for n, s in PIPELINE], provider)
     recorder = compile_steps([(n, step_profile.recording(n, s, updates)) for n, s in PIPELINE], provider)
     replay = compile_steps([(n, step_profile.replaying(n, updates)) for n, _ in PIPELINE], provider)
