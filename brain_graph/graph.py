@@ -129,7 +129,7 @@ def compile_steps(
 ) -> BrainSearchGraph:
     """The graph of :func:`build_graph` over other ``steps`` (name, step), run in that order: the same
     state, schemas, node wrappers and compiled class. For instrumenting the pipeline (the profiler of
-    ``benchmarks/profile.py`` times each step and replays recorded updates); a search graph is
+    ``benchmarks/step_profile.py`` times each step and replays recorded updates); a search graph is
     :func:`build_graph`'s."""
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(
         BrainSearchState,
