@@ -154,7 +154,12 @@ def summary(profile: StepProfile) -> str:
 
 
 def profile_run(
-    backend_name: str, nodes: int, searches: int, warm_up_searches: int, out: Path, profiled: Callable[..., Any]
+    backend_name: str,
+    nodes: int,
+    searches: int,
+    warm_up_searches: int,
+    out: Path,
+    profiled: Callable[[BrainSearchGraph, Sequence[dict[str, Any]]], str],
 ) -> StepProfile:
     """Load, measure, profile (``profiled(graph, batch)`` returns the profile's text) and drop."""
     profiles = default_profiles()
