@@ -9,7 +9,8 @@ each over ``--searches`` searches through a compiled graph (query embedding incl
 
 - ``search``: each search's wall time and process CPU time (every thread: gRPC's and the driver's too);
 - each step's wall time and CPU time of the thread running it (timed inside its node, in a graph of
-  timed steps run after the plain one); ``rest``: the search's wall time less the steps';
+  timed steps run after the plain one); ``rest``: in that run, each search's wall time less its
+  steps' (LangGraph, the node wrappers and the timing itself);
 - ``framework``: the same compiled graph (:func:`brain_graph.graph.compile_steps`: state, schemas,
   node wrappers) whose steps return the updates the real steps returned for the same request: what
   LangGraph and the wrappers cost over the real state, with no work of the steps;
@@ -70,6 +71,7 @@ class StepProfile:
     wall: float
     cpu: float
     steps: dict[str, tuple[float, float]]  # step -> (wall, thread CPU)
+    rest: float  # per search of the timed run: its wall time less its steps'
     framework: float
     numpy: float
 
@@ -141,7 +143,7 @@ def summary(profile: StepProfile) -> str:
     steps_wall = sum(wall for wall, _ in profile.steps.values())
     lines += [
         f"| steps together | {steps_wall:.2f} | {sum(cpu for _, cpu in profile.steps.values()):.2f} |",
-        f"| rest: LangGraph, node wrappers | {profile.wall - steps_wall:.2f} | |",
+        f"| rest: LangGraph, node wrappers | {profile.rest:.2f} | |",
         f"| framework (the steps replayed) | {profile.framework:.2f} | |",
         f"| bare numpy scan | {profile.numpy:.2f} | |",
         "",
@@ -186,7 +188,7 @@ def profile_run(
             plain = invoke_all(real, batch)
             invoke_all(steps, batch)  # warm the timed graph's own objects
             timings.clear()
-            invoke_all(steps, batch)
+            timed_runs = invoke_all(steps, batch)
             invoke_all(framework, batch)
             replayed = invoke_all(framework, batch)
             floor = numpy_floor(profiles, floor_matrices(profiles, data.vectors), data.texts)
@@ -202,6 +204,9 @@ def profile_run(
         p50(plain, 0),
         p50(plain, 1),
         {name: (p50(values, 0), p50(values, 1)) for name, values in timings.items()},
+        statistics.median(
+            wall - sum(values[index][0] for values in timings.values()) for index, (wall, _) in enumerate(timed_runs)
+        ),
         p50(replayed, 0),
         statistics.median(floor),
     )
