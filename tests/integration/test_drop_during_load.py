@@ -135,9 +135,9 @@ def test_a_drop_that_deletes_the_weaviate_tenant_a_load_is_writing_wins_and_the_
     insert = loading.weaviate.writes.insert
     drops: list[str] = []
 
-    async def dropped_meanwhile(client: Any, vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> None:
+    async def dropped_meanwhile(vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> None:
         if drops:
-            await insert(client, vectors, generations)
+            await insert(vectors, generations)
             return
         drops.append(tenant)
         dropping.admin.drop_tenants([tenant])
@@ -166,7 +166,7 @@ def test_a_failed_vector_write_without_a_drop_fails_the_load(
     loading, _, tenant = backends
     load_dataset(dataset(tenant, "old", 5), loading, default_profiles())
 
-    async def refused(client: Any, vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> None:
+    async def refused(vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> None:
         raise BackendUnavailableError("weaviate", "insertion refused")
 
     monkeypatch.setattr(loading.weaviate.writes, "insert", refused)

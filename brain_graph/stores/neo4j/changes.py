@@ -23,8 +23,8 @@ from brain_graph.errors import ConfigurationError, DatasetError
 from brain_graph.stores.base import ChangeSet, EdgeRecord
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.generations import WRITE_BATCH, Flip, edge_row, load_batches, node_row
-from brain_graph.stores.neo4j.vector_copies import changed_copies, copy_chars
+from brain_graph.stores.neo4j.generations import WRITE_BATCH, Flip, edge_row, load_batches, node_row, row_chars
+from brain_graph.stores.neo4j.vector_copies import changed_copies
 from brain_graph.vocabulary import check_edge_type
 
 
@@ -147,7 +147,7 @@ class GraphChanges:
             for (tenant, node_id), values in sorted(copies.items())
             if tenant in generations
         )
-        for batch in load_batches(rows, copy_chars, max_rows=WRITE_BATCH):
+        for batch in load_batches(rows, row_chars, max_rows=WRITE_BATCH):
             self._client.run(tx, cypher.SET_COPIES, {"rows": batch})
 
     def _run_batches(self, tx: neo4j.Transaction, query: str, rows: Sequence[dict[str, Any]]) -> None:

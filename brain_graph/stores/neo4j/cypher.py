@@ -166,13 +166,14 @@ def merge_edges(edge_type: str) -> str:
 
 # -- loads: one tenant and generation per statement ($tenantId, $generation) -------------------
 # Rows are lists, not maps (no keys to encode per row): a node is [nodeId, sortKey, nodeType,
-# projectKey, title, url, secured, acl, text, properties, heads], an edge [fromNodeId, toNodeId, properties].
+# projectKey, title, url, secured, acl, text, properties, heads, copies] (copies: the properties of
+# its vector copies, VECTOR COPIES, written with it), an edge [fromNodeId, toNodeId, properties].
 # Into a fresh generation nothing exists yet: nodes and edges are CREATEd (no lookup, no scan of a
 # node's relationships; the caller gives each node and edge once); into an existing one, MERGEd.
 
 _LOAD_NODE_FIELDS: LiteralString = (
     "SET n.sortKey = row[1], n.nodeType = row[2], n.projectKey = row[3], n.title = row[4], n.url = row[5], "
-    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9], n.heads = row[10]"
+    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9], n.heads = row[10], n += row[11]"
 )
 CREATE_LOAD_NODES: LiteralString = (
     "UNWIND $rows AS row CREATE (n:BrainNode {tenantId: $tenantId, generation: $generation, nodeId: row[0]}) "

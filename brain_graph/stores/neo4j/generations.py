@@ -23,7 +23,7 @@ from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.vector_copies import copy_chars, load_copy_rows
+from brain_graph.stores.neo4j.vector_copies import latest, load_copy_rows, merged
 
 WRITE_BATCH = 2000  # rows per statement of a change (:mod:`.changes`)
 LOAD_BATCH = 5000  # rows per statement (and transaction) of a load, at most
@@ -119,17 +119,20 @@ def _by_tenant(records: Iterable[R]) -> dict[str, list[R]]:
 
 
 def row_chars(values: Sequence[Any]) -> int:
-    """About how many characters a load row's values take (strings, lists of strings, 8 per other
-    value): what :data:`LOAD_BATCH_CHARS` bounds."""
-    total = 0
-    for value in values:
-        if isinstance(value, str):
-            total += len(value)
-        elif isinstance(value, list):
-            total += sum(len(item) if isinstance(item, str) else 8 for item in value) + 8
-        else:
-            total += 8
-    return total
+    """About how many characters a load row's values take (strings and bytes by length, lists and maps
+    by their entries, 8 per other value and per list or map entry's overhead): what
+    :data:`LOAD_BATCH_CHARS` bounds."""
+    return sum(_value_chars(value) for value in values)
+
+
+def _value_chars(value: Any) -> int:
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, list):
+        return sum(_value_chars(item) if isinstance(item, str) else 8 for item in value) + 8
+    if isinstance(value, dict):
+        return sum(len(name) + 8 + _value_chars(item) for name, item in value.items())
+    return 8
 
 
 def load_batches(
@@ -155,22 +158,30 @@ def _statement(query: str, tenant: str, generation: int, rows: list[list[Any]]) 
 
 
 def node_lanes(
-    nodes: Sequence[NodeRecord], generations: Mapping[str, int], fresh: set[str]
+    nodes: Sequence[NodeRecord],
+    generations: Mapping[str, int],
+    fresh: set[str],
+    copies: Mapping[tuple[str, str], Sequence[VectorRecord]] | None = None,
 ) -> Iterator[Iterator[Statement]]:
     """One lane per batch of a tenant's nodes (:func:`load_batches`), each node once (the last of equal
-    ids, as MERGE leaves it)."""
+    ids, as MERGE leaves it), with the copies of its vectors in ``copies`` (by tenant and node, as
+    :func:`~brain_graph.stores.neo4j.vector_copies.latest` groups them; made as the batches are taken)."""
+    copies = copies or {}
     for tenant, group in _by_tenant(nodes).items():
         unique = list({node.node_id: node for node in group}.values())
         query = cypher.CREATE_LOAD_NODES if tenant in fresh else cypher.MERGE_LOAD_NODES
-        for rows in load_batches((node_values(node) for node in unique), row_chars):
-            yield _statement(query, tenant, generations[tenant], rows)
+        rows = ([*node_values(node), merged(copies.get((tenant, node.node_id), ()))] for node in unique)
+        for batch in load_batches(rows, row_chars):
+            yield _statement(query, tenant, generations[tenant], batch)
 
 
-def copy_lanes(vectors: Sequence[VectorRecord], generations: Mapping[str, int]) -> Iterator[Iterator[Statement]]:
-    """One lane per batch of a tenant's vector copies (:func:`load_batches`, bytes counted; the copies
-    are made as the batches are taken)."""
-    for tenant, rows in load_copy_rows(vectors):
-        for batch in load_batches(rows, copy_chars):
+def copy_lanes(
+    copies: Mapping[tuple[str, str], Sequence[VectorRecord]], generations: Mapping[str, int]
+) -> Iterator[Iterator[Statement]]:
+    """One lane per batch of a tenant's vector copies (``copies`` by tenant and node; :func:`load_batches`,
+    bytes counted; the copies are made as the batches are taken)."""
+    for tenant, rows in load_copy_rows(copies):
+        for batch in load_batches(rows, row_chars):
             yield _statement(cypher.SET_LOAD_COPIES, tenant, generations[tenant], batch)
 
 
@@ -281,9 +292,9 @@ class Neo4jGenerations:
         generations: Mapping[str, int],
         vectors: Sequence[VectorRecord] = (),
     ) -> None:
-        """Write the nodes, then the copies of ``vectors`` on their nodes (:mod:`.vector_copies`; a
-        vector whose node is not in the generation has none), then the edges grouped by type (type
-        validated, then interpolated), into the
+        """Write the nodes with the copies of their ``vectors`` (:mod:`.vector_copies`), then the copies of
+        the other vectors on their stored nodes (a vector whose node is not in the generation has
+        none), then the edges grouped by type (type validated, then interpolated), into the
         generation ``generations`` names for their tenant, each node and edge once (the last given);
         each batch of at most :data:`LOAD_BATCH` rows and :data:`LOAD_BATCH_CHARS` characters in its own
         transaction, on :data:`LOAD_WRITERS` sessions
@@ -293,8 +304,10 @@ class Neo4jGenerations:
         fresh = {tenant for tenant, generation in generations.items() if (tenant, generation) in self._unwritten}
         self._unwritten.difference_update((tenant, generations[tenant]) for tenant in fresh)
         self._client.ensure_schema()  # before the sessions run concurrently
-        self._run_lanes(node_lanes(nodes, generations, fresh))
-        self._run_lanes(copy_lanes(vectors, generations))
+        copies = latest(vectors)
+        self._run_lanes(node_lanes(nodes, generations, fresh, copies))
+        written = {(node.tenant_id, node.node_id) for node in nodes}
+        self._run_lanes(copy_lanes({key: found for key, found in copies.items() if key not in written}, generations))
         self._run_lanes(edge_lanes(edges, generations, fresh))
 
     def _run_lanes(self, lanes: Iterator[Iterable[Statement]]) -> None:

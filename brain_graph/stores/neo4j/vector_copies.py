@@ -12,7 +12,7 @@ statement text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,34 +74,25 @@ def latest(vectors: Iterable[VectorRecord]) -> dict[tuple[str, str], list[Vector
     return {key: list(by_node[key].values()) for key in sorted(by_node)}
 
 
-def load_copy_rows(vectors: Sequence[VectorRecord]) -> Iterator[tuple[str, Iterator[list[Any]]]]:
+def load_copy_rows(
+    by_node: Mapping[tuple[str, str], Sequence[VectorRecord]],
+) -> Iterator[tuple[str, Iterator[list[Any]]]]:
     """Per tenant, the rows ``[nodeId, {property: value}]`` of
-    :data:`~brain_graph.stores.neo4j.cypher.SET_LOAD_COPIES`, made as they are read."""
-    by_tenant: dict[str, list[tuple[str, list[VectorRecord]]]] = {}
-    for (tenant, node_id), records in latest(vectors).items():
+    :data:`~brain_graph.stores.neo4j.cypher.SET_LOAD_COPIES` for the vectors of :func:`latest`, made as
+    they are read."""
+    by_tenant: dict[str, list[tuple[str, Sequence[VectorRecord]]]] = {}
+    for (tenant, node_id), records in by_node.items():
         by_tenant.setdefault(tenant, []).append((node_id, records))
     for tenant, nodes in by_tenant.items():
         yield tenant, ([node_id, merged(records)] for node_id, records in nodes)
 
 
 def merged(records: Iterable[VectorRecord]) -> Copy:
-    """The properties of the copies of one node's vectors."""
+    """The properties of the copies of one node's vectors (none: an empty map)."""
     values: Copy = {}
     for record in records:
         values.update(copy_of(record))
     return values
-
-
-def copy_chars(row: Sequence[Any]) -> int:
-    """About how many characters (bytes) a copy row takes: what a write batch bounds."""
-    total = len(row[0])
-    for name, value in row[1].items():
-        if isinstance(value, bytes):
-            total += len(value)
-        elif isinstance(value, list):
-            total += sum(len(entry) for entry in value)
-        total += len(name) + 8
-    return total
 
 
 def score_copies(

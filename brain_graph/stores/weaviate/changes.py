@@ -31,17 +31,9 @@ from brain_graph.stores.weaviate.client import WeaviateConnection
 from brain_graph.stores.weaviate.errors import is_missing
 from brain_graph.stores.weaviate.naming import collection_name, object_uuid, tenant_name
 from brain_graph.stores.weaviate.search import QUERY_MAX_RESULTS
-from brain_graph.stores.weaviate.writes import WeaviateWrites, data_object
+from brain_graph.stores.weaviate.writes import Target, WeaviateWrites, data_object
 
 Client = weaviate.WeaviateAsyncClient
-
-
-@dataclass(frozen=True, order=True)
-class Target:
-    """A collection and one of its Weaviate tenants."""
-
-    collection: str
-    tenant: str
 
 
 @dataclass(frozen=True)
@@ -155,7 +147,7 @@ class WeaviateChanges:
             if doomed:
                 await self._writes.delete_ids(self._collection(client, target), target.collection, doomed)
         for target, records in sorted(plan.upserts.items()):
-            await self._insert(client, target, [data_object(r) for r in records])
+            await self._insert(target, [data_object(r) for r in records])
 
     async def restore(self, client: Client, plan: VectorPlan, previous: Sequence[StoredObject]) -> None:
         """Put the targets back as ``previous`` holds them: the objects the change created are deleted,
@@ -166,14 +158,13 @@ class WeaviateChanges:
             if created:
                 await self._writes.delete_ids(self._collection(client, target), target.collection, sorted(created))
         for target, objects in sorted(by_target(previous).items()):
-            await self._insert(client, target, [obj.data_object() for obj in objects])
+            await self._insert(target, [obj.data_object() for obj in objects])
 
     @staticmethod
     def _collection(client: Client, target: Target) -> Any:
         return client.collections.use(target.collection).with_tenant(target.tenant)
 
-    async def _insert(self, client: Client, target: Target, objects: Sequence[DataObject[Any, Any]]) -> None:
-        collection = self._collection(client, target)
+    async def _insert(self, target: Target, objects: Sequence[DataObject[Any, Any]]) -> None:
         size = weaviate_writes.INSERT_BATCH
         for start in range(0, len(objects), size):
-            await self._writes.insert_batch(collection, target.collection, list(objects[start : start + size]))
+            await self._writes.insert_batch(target, target.collection, list(objects[start : start + size]))

@@ -25,7 +25,7 @@ import weaviate
 from weaviate.classes.init import AdditionalConfig, Auth, Timeout
 
 from brain_graph.errors import BackendUnavailableError, BrainGraphError, ConfigurationError
-from brain_graph.stores.weaviate.errors import BACKEND, CLIENT_ERRORS, is_connectivity, unavailable
+from brain_graph.stores.weaviate.errors import BACKEND, CLIENT_ERRORS, insert_timeout_s, is_connectivity, unavailable
 
 T = TypeVar("T")
 Operation = Callable[[weaviate.WeaviateAsyncClient], Awaitable[T]]
@@ -111,7 +111,7 @@ class WeaviateConnection:
             self.round_trips += requests
 
     def _new_client(self) -> weaviate.WeaviateAsyncClient:
-        timeout = Timeout(init=self.timeout_s, query=self.timeout_s, insert=max(30.0, 6 * self.timeout_s))
+        timeout = Timeout(init=self.timeout_s, query=self.timeout_s, insert=insert_timeout_s(self.timeout_s))
         return weaviate.use_async_with_custom(
             http_host=self.host,
             http_port=self.http_port,

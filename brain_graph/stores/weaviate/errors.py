@@ -1,5 +1,6 @@
 """Classification of the Weaviate client's errors: unreachable server, missing tenant or collection,
-rejected dimension, and their mapping to :class:`~brain_graph.errors.BackendUnavailableError`."""
+rejected dimension, and their mapping to :class:`~brain_graph.errors.BackendUnavailableError`; the
+insert deadline."""
 
 from __future__ import annotations
 
@@ -51,6 +52,12 @@ def is_dimension_mismatch(error: BaseException) -> bool:
     """Whether a query vector was refused for its dimension."""
     text = str(error).lower()
     return isinstance(error, WeaviateQueryError) and ("vector lengths" in text or "dimension" in text)
+
+
+def insert_timeout_s(timeout_s: float) -> float:
+    """The deadline of an insert request: longer than a query's (a batch of objects is written and
+    indexed before the reply)."""
+    return max(30.0, 6 * timeout_s)
 
 
 def unavailable(where: str, error: BaseException) -> BackendUnavailableError:

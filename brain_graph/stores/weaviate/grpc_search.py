@@ -1,5 +1,6 @@
-"""Weaviate's gRPC ``Search`` called directly: the requests of a read sent together on one channel, the
-replies decoded without building the client's Python objects (vectors as numpy arrays).
+"""Weaviate's gRPC ``Search`` and ``BatchObjects`` called directly: the requests of a read sent together
+on one channel, the replies decoded without building the client's Python objects (vectors as numpy
+arrays); insert batches built by :mod:`.writes` sent as they are.
 
 The client's query API turns each returned float of each vector into a Python float and each object
 into several Python objects; for a search that fetches a few hundred 512-dimensional vectors that was
@@ -11,7 +12,8 @@ blocking calls on a small pool of reused threads: a gRPC future starts a new pol
 batch (measured on a 2-request batch at 1k nodes: 5.5 ms wall and 1.7 ms of CPU per batch as futures,
 4.7 ms and 1.3 ms this way).
 
-Bounds: every request carries the client's own deadline (``timeout_s``). The channel retries a
+Bounds: every request carries the client's own deadline (``timeout_s``; an insert its longer one,
+:func:`~brain_graph.stores.weaviate.errors.insert_timeout_s`). The channel retries a
 lost connection quickly (reconnect backoff 100 ms to 1 s); when a request finds the server
 unreachable on a channel that had connected before, the channel is replaced and the request sent
 again at once, so a restarted server is used at once. A refused connection is retried on a new
@@ -23,10 +25,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc  # type: ignore[import-untyped]
 import numpy as np
@@ -34,7 +36,7 @@ import numpy.typing as npt
 from weaviate.proto.v1 import search_get_pb2, weaviate_pb2_grpc
 
 from brain_graph.errors import BackendUnavailableError
-from brain_graph.stores.weaviate.errors import BACKEND
+from brain_graph.stores.weaviate.errors import BACKEND, insert_timeout_s
 
 MAX_MESSAGE_BYTES = 104_858_000  # the client's limit, matching the server's
 FLOAT32 = np.dtype("<f4")
@@ -51,6 +53,7 @@ _CHANNEL_OPTIONS = (
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
+T = TypeVar("T")
 MAX_SENDERS = 16  # threads sending a batch's other requests (created when needed, shared by concurrent searches)
 
 
@@ -130,11 +133,12 @@ def vector_matrix(objects: Sequence[FoundObject], dimension: int) -> npt.NDArray
 
 
 class GrpcSearch:
-    """A synchronous gRPC channel to Weaviate's ``Search``, opened on first use."""
+    """A synchronous gRPC channel to Weaviate's ``Search`` and ``BatchObjects``, opened on first use."""
 
     def __init__(self, *, host: str, port: int, api_key: str, timeout_s: float, secure: bool = False) -> None:
         self.target = f"{host}:{port}"
         self.timeout_s = timeout_s
+        self.insert_timeout_s = insert_timeout_s(timeout_s)
         self.secure = secure  # TLS with the system's root certificates
         self._metadata = (("authorization", f"Bearer {api_key}"),) if api_key else ()
         self._lock = threading.Lock()
@@ -172,21 +176,42 @@ class GrpcSearch:
         :class:`~brain_graph.errors.BackendUnavailableError` when the server cannot be reached."""
         if not requests:
             return []
+        return self._retrying(lambda stub: self._send(stub, requests), searching=True)
+
+    def batch_objects(self, request: Any) -> Any:
+        """One ``BatchObjects`` call (an upsert: sending it again is safe) with the insert deadline; its
+        reply, whose ``errors`` name the objects the server refused. Raises
+        :class:`~brain_graph.errors.BackendUnavailableError` when the call fails."""
+
+        def send(stub: Any) -> Any:
+            try:
+                reply = stub.BatchObjects(request, timeout=self.insert_timeout_s, metadata=self._metadata)
+            except grpc.RpcError as error:
+                raise _RequestFailedError(0, error) from None
+            with self._lock:
+                self._connected = True
+            return reply
+
+        return self._retrying(send, searching=False)
+
+    def _retrying(self, send: Callable[[Any], T], *, searching: bool) -> T:
+        """``send(stub)`` on the current channel; a refused connection is sent again (on a new channel at
+        once when the server went away since the last reply, else after :data:`RETRY_DELAYS_S`)."""
         delays = iter(RETRY_DELAYS_S)
         reconnected = False
         while True:
             channel, stub = self._current()
             try:
-                return self._send(stub, requests)
+                return send(stub)
             except _RequestFailedError as failed:
                 if failed.error.code() != grpc.StatusCode.UNAVAILABLE:
-                    raise self._mapped(failed) from None
+                    raise self._mapped(failed, searching) from None
                 if self._replace(channel) and not reconnected:
                     reconnected = True  # the server went away since the last reply: a new channel at once
                     continue
                 delay = next(delays, None)
                 if delay is None:
-                    raise self._mapped(failed) from None
+                    raise self._mapped(failed, searching) from None
                 time.sleep(delay)
 
     def _send(self, stub: Any, requests: Sequence[Any]) -> list[Any | None]:
@@ -221,11 +246,12 @@ class GrpcSearch:
                 self._senders = ThreadPoolExecutor(MAX_SENDERS, thread_name_prefix="brain-graph-weaviate-grpc")
             return self._senders
 
-    def _mapped(self, failed: _RequestFailedError) -> Exception:
-        """A refused dimension as :class:`DimensionRejectedError`; anything else names the backend."""
+    def _mapped(self, failed: _RequestFailedError, searching: bool) -> Exception:
+        """A search's refused dimension as :class:`DimensionRejectedError`; anything else names the backend."""
         error = failed.error
         details = str(error.details() or error.code().name).splitlines()[0][:300]
-        if error.code() not in _UNREACHABLE and any(mark in details.lower() for mark in _DIMENSION_MARKS):
+        refused = searching and error.code() not in _UNREACHABLE
+        if refused and any(mark in details.lower() for mark in _DIMENSION_MARKS):
             return DimensionRejectedError(failed.index, details)
         return BackendUnavailableError(BACKEND, f"{self.target}: {details}")
 

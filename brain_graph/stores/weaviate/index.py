@@ -57,9 +57,9 @@ class WeaviateVectorIndex:
             host=host, http_port=http_port, grpc_port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure
         )
         self.schema = WeaviateSchema(self.connection, vector_index=vector_index, cache_ttl_s=profile_cache_ttl_s)
-        self.writes = WeaviateWrites(self.connection, self.schema)
-        self.changes = WeaviateChanges(self.connection, self.writes)
         self.grpc_search = GrpcSearch(host=host, port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure)
+        self.writes = WeaviateWrites(self.connection, self.schema, self.grpc_search)
+        self.changes = WeaviateChanges(self.connection, self.writes)
         self._search = WeaviateSearch(self.connection, self.schema, self.grpc_search)
 
     @property
@@ -110,7 +110,7 @@ class WeaviateVectorIndex:
         async def op(client: Client) -> None:
             cache = await self.schema.read(client)
             await self.schema.ensure(client, profiles, cache, replace_tenants)
-            await self.writes.insert(client, vectors, generations)
+            await self.writes.insert(vectors, generations)
 
         try:
             self.connection.call(op, None)
