@@ -1,6 +1,6 @@
 """The gRPC search channel: against a port nobody listens on, a typed error naming Weaviate after the
-short bounded retries for a server that is starting (:data:`RETRY_DELAYS_S`), never a hang; a batch's
-requests in flight together, their replies in order (over a fake stub)."""
+short bounded retries for a server that is starting (:data:`RETRY_DELAYS_S`), never a hang, for searches
+and insert batches; a batch's requests in flight together, their replies in order (over a fake stub)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 
 import grpc  # type: ignore[import-untyped]
 import pytest
+from weaviate.proto.v1 import batch_pb2
 
 from brain_graph.errors import BackendUnavailableError
 from brain_graph.stores.weaviate.grpc_search import RETRY_DELAYS_S, GrpcSearch, _RequestFailedError, search_request
@@ -86,3 +87,30 @@ def test_a_missing_tenant_is_none_and_another_failure_names_its_request() -> Non
         channel.close()
     assert info.value.index == 2
     assert info.value.error is broken
+
+
+def test_an_insert_batch_to_a_refused_port_is_retried_briefly_then_named() -> None:
+    channel = _channel()
+    started = time.monotonic()
+    try:
+        with pytest.raises(BackendUnavailableError) as info:
+            channel.batch_objects(batch_pb2.BatchObjectsRequest())
+    finally:
+        channel.close()
+    assert info.value.backend == "weaviate"
+    assert sum(RETRY_DELAYS_S) <= time.monotonic() - started < sum(RETRY_DELAYS_S) + 2.0
+    assert channel.insert_timeout_s > channel.timeout_s
+
+
+def test_a_refused_insert_batch_names_weaviate_even_when_it_mentions_a_dimension() -> None:
+    class Refusing:
+        def BatchObjects(self, request: object, *, timeout: float, metadata: object) -> object:  # noqa: N802
+            raise _Failed(grpc.StatusCode.INVALID_ARGUMENT, "vector lengths don't match: 3 vs 512")
+
+    channel = _channel()
+    channel._current = lambda: (None, Refusing())  # type: ignore[method-assign]
+    try:
+        with pytest.raises(BackendUnavailableError, match="vector lengths"):  # not DimensionRejectedError
+            channel.batch_objects(batch_pb2.BatchObjectsRequest())
+    finally:
+        channel.close()
