@@ -1,8 +1,10 @@
 """Insert batches built in place (:func:`brain_graph.stores.weaviate.writes.batch_request`) are the
-message the Weaviate client's ``insert_many`` sends for the same objects, without a server."""
+message the Weaviate client's ``insert_many`` sends for the same objects, and objects the server refuses
+fail their batch with a typed error, without a server."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -13,9 +15,10 @@ from weaviate.collections.classes.batch import _BatchObject
 from weaviate.proto.v1 import batch_pb2
 from weaviate.util import _ServerVersion
 
+from brain_graph.errors import BackendUnavailableError
 from brain_graph.stores.base import VectorRecord
 from brain_graph.stores.weaviate.changes import StoredObject
-from brain_graph.stores.weaviate.writes import Target, batch_request, data_object
+from brain_graph.stores.weaviate.writes import Target, WeaviateWrites, batch_request, data_object
 
 TARGET = Target("BrainGraph_p_default_0a1b2c3d", "t_5f1_g3")
 
@@ -87,3 +90,33 @@ def test_a_property_of_a_type_brain_graph_never_writes_is_refused(value: object)
     obj = DataObject(properties={"nodeId": "n", "odd": value}, vector=[0.5, 0.25], uuid=data_object(records()[0]).uuid)
     with pytest.raises(TypeError, match="property odd"):
         batch_request(TARGET, [obj])
+
+
+class _Counter:
+    round_trips = 0
+
+    def tick(self, requests: int = 1) -> None:
+        self.round_trips += requests
+
+
+class _Refusing:
+    """A channel whose server refuses objects 2 and 0 of every batch."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def batch_objects(self, request: Any) -> Any:
+        self.sent.append(request)
+        errors = [batch_pb2.BatchObjectsReply.BatchError(index=i, error=f"bad object {i}") for i in (2, 0)]
+        return batch_pb2.BatchObjectsReply(errors=errors)
+
+
+def test_objects_the_server_refuses_fail_the_batch_with_a_typed_error_naming_the_first() -> None:
+    counter, channel = _Counter(), _Refusing()
+    writes = WeaviateWrites(counter, None, channel)  # type: ignore[arg-type]
+    objects = [data_object(record) for record in records()]
+    with pytest.raises(BackendUnavailableError, match=r"2 object\(s\) rejected in p\.default: bad object 0$") as info:
+        asyncio.run(writes.insert_batch(TARGET, "p.default", objects))
+    assert info.value.backend == "weaviate"
+    assert counter.round_trips == 1
+    assert channel.sent == [batch_request(TARGET, objects)]
