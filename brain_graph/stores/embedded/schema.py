@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from brain_graph.stores.base import NodeRecord
@@ -95,6 +96,14 @@ def table_columns(connection: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
+def has_column(connection: sqlite3.Connection, table: str, column: str) -> bool:
+    """Whether the table has ``column`` (one row read)."""
+    [(found,)] = connection.execute(
+        "SELECT count(*) FROM pragma_table_info(:table) WHERE name = :column", {"table": table, "column": column}
+    ).fetchall()
+    return bool(found)
+
+
 def node_record(row: sqlite3.Row) -> NodeRecord:
     """The full record (``text`` included) of a row holding :data:`NODE_COLUMNS`."""
     meta = node_meta(row)
@@ -115,6 +124,22 @@ def node_record(row: sqlite3.Row) -> NodeRecord:
 def meta_columns(alias: str) -> str:
     """The metadata columns of a node (everything but ``text``) of table alias ``alias``."""
     return ", ".join(f"{alias}.{column}" for column in META_COLUMNS)
+
+
+def node_meta_values(values: Sequence[Any]) -> NodeRecord:
+    """The metadata record of the values of :data:`META_COLUMNS`, in that order (an aggregated row)."""
+    tenant_id, node_id, node_type, project_key, title, url, secured, acl, properties = values
+    return NodeRecord(
+        tenant_id=tenant_id,
+        node_id=node_id,
+        node_type=node_type,
+        project_key=project_key,
+        title=title,
+        url=url,
+        secured=bool(secured),
+        acl=() if acl == "[]" else tuple(stored_json(acl)),  # most nodes: public, no ACL
+        properties=stored_json(properties),
+    )
 
 
 def node_meta(row: sqlite3.Row) -> NodeRecord:
