@@ -152,8 +152,8 @@ class OneRowRead(NamedTuple):
 
     Python's ``sqlite3`` releases the GIL around every step of a statement, one per row, and takes it
     back after: with concurrent searches in threads each of those waits for the GIL. A search reading
-    its 200 rows one by one spent about 50% more CPU with 8 searches in threads on 2 cores (0.74x the
-    throughput of one at a time); one row per statement: 0.89x (session 31, 1k nodes)."""
+    its 200 rows one by one spent about 50% more CPU with 8 searches in threads on 2 cores (0.76-0.77x
+    the throughput of one at a time); one row per statement: 0.89-0.91x (session 31, 1k nodes)."""
 
     aggregated: str
     rows: str
