@@ -42,7 +42,10 @@ _SIMPLE_URL = re.compile(r"(?i:https?)://[A-Za-z0-9.\-]+(?:[/?#].*)?", re.DOTALL
 
 
 def _string_problem(value: str) -> str | None:
-    """A string no backend can store: one holding a lone surrogate (not encodable as UTF-8)."""
+    """Why a value is not a string a backend can store: not a ``str`` at all (``bytes`` would be stored
+    as a BLOB), or one holding a lone surrogate (not encodable as UTF-8)."""
+    if not isinstance(value, str):
+        return f"must be a string (got {type(value).__name__})"
     if value.isascii():  # O(1) in CPython: most strings are decided without encoding them
         return None
     try:
@@ -87,6 +90,8 @@ def _plain(value: str) -> bool:
 
 
 def _identifier(value: str, max_chars: int) -> str | None:
+    if not isinstance(value, str):
+        return _string_problem(value)
     if _plain(value) and 0 < len(value) <= max_chars and value[0] != " " and value[-1] != " ":
         return None  # the common case, in C: no other check can fail
     return _string_problem(value) or identifier_problem(value, max_chars)
@@ -108,7 +113,7 @@ def _node_id(value: str) -> str | None:
 def _url_problem(url: str) -> str | None:
     """Why ``url`` is not an absolute ``http(s)`` URL with a host, without white space or control
     characters, of at most :data:`MAX_URL_CHARS` characters."""
-    if _plain(url) and " " not in url and len(url) <= MAX_URL_CHARS:  # the common case
+    if isinstance(url, str) and _plain(url) and " " not in url and len(url) <= MAX_URL_CHARS:  # the common case
         return None if _SIMPLE_URL.fullmatch(url) else _url_parts_problem(url)
     problem = _string_problem(url)
     if problem is not None:
@@ -134,6 +139,12 @@ def _url_parts_problem(url: str) -> str | None:
     if parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
         return "must be an absolute http(s) URL (http://host/... or https://host/...)"
     return None
+
+
+def _cut(value: object, chars: int = 80) -> object:
+    """The start of an id or type for an error message (any other value as it is: a record that is not
+    of the types its fields name is described, not failed on)."""
+    return value[:chars] if isinstance(value, str | bytes) else value
 
 
 def _first_problem(checks: Sequence[tuple[str, str | None]]) -> str | None:
@@ -175,8 +186,14 @@ def _node_problem(node: NodeRecord) -> str | None:
         ("url", None if node.url is None else _url_problem(node.url)),
         ("text", _json_problem(dict(node.text))),
         ("properties", _json_problem(dict(node.properties))),
+        ("secured", _flag_problem(node.secured)),
     ]
     return _first_problem(checks) or _acl_problem(node.acl, node.secured)
+
+
+def _flag_problem(value: object) -> str | None:
+    """Why ``secured`` is not a bool (a string such as "no" would be stored as a truthy value)."""
+    return None if isinstance(value, bool) else f"must be true or false (got {type(value).__name__})"
 
 
 @lru_cache(maxsize=1024)
@@ -190,6 +207,8 @@ def _edge_type_problem(edge_type: str) -> str | None:
 
 
 def _edge_problem(edge: EdgeRecord) -> str | None:
+    if not isinstance(edge.edge_type, str):
+        return f"edgeType {_string_problem(edge.edge_type)}"
     problem = _edge_type_problem(edge.edge_type)
     if problem is not None:
         return problem
@@ -209,6 +228,7 @@ def _vector_problem(vector: VectorRecord, dimensions: Mapping[str, int]) -> str 
         ("tenantId", _identifier(vector.tenant_id, MAX_TENANT_CHARS)),
         ("nodeId", _node_id(vector.node_id)),
         ("projectKey", None if vector.project_key is None else _identifier(vector.project_key, MAX_PROJECT_CHARS)),
+        ("secured", _flag_problem(vector.secured)),
     )
     problem = _first_problem(checks) or _acl_problem(vector.acl, vector.secured)
     if problem is not None:
@@ -241,8 +261,9 @@ def _profiles_problem(profiles: Sequence[ProfileIndexInfo]) -> str | None:
         if profile.profile_id in seen:
             return f"profile {profile.profile_id!r} is given twice"
         seen.add(profile.profile_id)
-        if profile.dimension <= 0:
-            return f"profile {profile.profile_id!r} has dimension {profile.dimension}; it must be positive"
+        dimension = profile.dimension
+        if not isinstance(dimension, int) or isinstance(dimension, bool) or dimension <= 0:
+            return f"profile {profile.profile_id!r} has dimension {dimension!r}; it must be a positive integer"
         problem = _string_problem(profile.embedder_name) or (None if profile.embedder_name else "is empty")
         if problem is not None:
             return f"profile {profile.profile_id!r}: embedder name {problem}"
@@ -250,7 +271,7 @@ def _profiles_problem(profiles: Sequence[ProfileIndexInfo]) -> str | None:
 
 
 def _where_node(node: NodeRecord) -> str:
-    return f"node {node.node_id[:80]!r} of tenant {node.tenant_id[:80]!r}"
+    return f"node {_cut(node.node_id)!r} of tenant {_cut(node.tenant_id)!r}"
 
 
 class CheckedNodes(tuple[NodeRecord, ...]):
@@ -288,8 +309,8 @@ def check_load(
     for edge in () if isinstance(edges, CheckedEdges) else edges:
         problem = _identifier(edge.tenant_id, MAX_TENANT_CHARS) or _edge_problem(edge)
         if problem is not None:
-            where = f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r}"
-            raise DatasetError(f"{where} of tenant {edge.tenant_id[:80]!r}: {problem}")
+            where = f"edge {_cut(edge.edge_type, 64)} {_cut(edge.from_node_id)!r} -> {_cut(edge.to_node_id)!r}"
+            raise DatasetError(f"{where} of tenant {_cut(edge.tenant_id)!r}: {problem}")
     problem = _profiles_problem(profiles)
     if problem is not None:
         raise DatasetError(problem)
@@ -297,7 +318,7 @@ def check_load(
     for vector in vectors:
         problem = _vector_problem(vector, dimensions)
         if problem is not None:
-            raise DatasetError(f"vector of node {vector.node_id[:80]!r} ({vector.profile_id}): {problem}")
+            raise DatasetError(f"vector of node {_cut(vector.node_id)!r} ({vector.profile_id}): {problem}")
 
 
 def check_changes(changes: ChangeSet) -> None:
@@ -308,24 +329,24 @@ def check_changes(changes: ChangeSet) -> None:
     for key in changes.delete_nodes:
         problem = _identifier(key.tenant_id, MAX_TENANT_CHARS) or _node_id(key.node_id)
         if problem is not None:
-            raise DatasetError(f"deleted node {key.node_id[:80]!r} of tenant {key.tenant_id[:80]!r}: {problem}")
+            raise DatasetError(f"deleted node {_cut(key.node_id)!r} of tenant {_cut(key.tenant_id)!r}: {problem}")
         if (key.tenant_id, key.node_id) in upserted:
             raise DatasetError(f"{_where_node_key(key.tenant_id, key.node_id)} is both written and deleted")
     edge_keys = {(e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id) for e in changes.upsert_edges}
     for edge in changes.delete_edges:
         problem = _identifier(edge.tenant_id, MAX_TENANT_CHARS) or _edge_problem(edge)
         if problem is not None:
-            where = f"deleted edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r}"
-            raise DatasetError(f"{where} of tenant {edge.tenant_id[:80]!r}: {problem}")
+            where = f"deleted edge {_cut(edge.edge_type, 64)} {_cut(edge.from_node_id)!r} -> {_cut(edge.to_node_id)!r}"
+            raise DatasetError(f"{where} of tenant {_cut(edge.tenant_id)!r}: {problem}")
         if (edge.tenant_id, edge.edge_type, edge.from_node_id, edge.to_node_id) in edge_keys:
             raise DatasetError(
-                f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]!r} -> {edge.to_node_id[:80]!r} is both written "
-                "and deleted"
+                f"edge {_cut(edge.edge_type, 64)} {_cut(edge.from_node_id)!r} -> {_cut(edge.to_node_id)!r} "
+                "is both written and deleted"
             )
 
 
 def _where_node_key(tenant_id: str, node_id: str) -> str:
-    return f"node {node_id[:80]!r} of tenant {tenant_id[:80]!r}"
+    return f"node {_cut(node_id)!r} of tenant {_cut(tenant_id)!r}"
 
 
 def outside_ends(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> list[tuple[str, str]]:
@@ -345,8 +366,8 @@ def dangling_edge_error(edges: Sequence[EdgeRecord], missing: set[tuple[str, str
         for end in (edge.from_node_id, edge.to_node_id):
             if (edge.tenant_id, end) in missing:
                 return DatasetError(
-                    f"edge {edge.edge_type[:64]} {edge.from_node_id[:80]} -> {edge.to_node_id[:80]}: no node "
-                    f"{end[:80]!r} in tenant {edge.tenant_id[:80]!r}, neither loaded nor stored (edges never cross "
+                    f"edge {_cut(edge.edge_type, 64)} {_cut(edge.from_node_id)} -> {_cut(edge.to_node_id)}: no node "
+                    f"{_cut(end)!r} in tenant {_cut(edge.tenant_id)!r}, neither loaded nor stored (edges never cross "
                     "tenants)"
                 )
     return None

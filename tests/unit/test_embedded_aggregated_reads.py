@@ -1,8 +1,9 @@
-"""The embedded store reads a search's nodes, links, edges, clusters and texts as one row per statement
-(a JSON array of the rows): Python's ``sqlite3`` hands the GIL over around every row it steps, and
-with concurrent searches each hand-over waited for the GIL. These tests check that a warm search's
-statements return one row each, that the values come back as they were written, whatever they hold,
-and that the aggregated statements cost what the row statements cost."""
+"""The embedded store reads a search's nodes, links, edges and clusters as one row per statement (a
+JSON array of the rows): Python's ``sqlite3`` hands the GIL over around every row it steps, and with
+concurrent searches each hand-over waited for the GIL. These tests check that the values come back
+as they were written, that what an array cannot carry is read row by row as before, that a warm
+search reads at most a few rows per statement, and that the one-row statements cost what the row
+statements cost."""
 
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ import pytest
 
 from brain_graph.dataset import Dataset
 from brain_graph.graph import build_graph
-from brain_graph.passage_heads import HEADS_PREFIX, read_heads
+from brain_graph.passage_heads import read_heads
 from brain_graph.security import AccessScope
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchInput
 from brain_graph.stores.access import sql_params
-from brain_graph.stores.base import EdgeRecord, NodeRecord
+from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorQuery
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded import store as embedded_store
+from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.vocabulary import CLUSTER, DOC, IN_CLUSTER
 from tests.helpers import make_store, sqlite_steps
 
@@ -120,12 +122,12 @@ def test_a_warm_search_reads_one_row_per_statement(
         },
     )
     first = graph.invoke(request)  # reads the tenant's vectors into memory
-    rows_read: list[int] = []
+    reads: list[tuple[str, int]] = []
     counted = embedded_store.EmbeddedStore._rows
 
     def counting(self: EmbeddedStore, db: Any, sql: str, params: Any) -> Any:
         rows = counted(self, db, sql, params)
-        rows_read.append(len(rows))
+        reads.append((sql, len(rows)))
         return rows
 
     monkeypatch.setattr(embedded_store.EmbeddedStore, "_rows", counting)
@@ -133,8 +135,12 @@ def test_a_warm_search_reads_one_row_per_statement(
     assert again == first
     assert len(first["promptPack"]["citations"]) > 3  # a search that reads a lot
     assert len(first["graphEdges"]) > 3
-    assert len(rows_read) >= 8
-    assert set(rows_read) == {1}
+    row_reads = (embedded_store.PASSAGE_HEADS, embedded_store.PASSAGE_TEXTS, embedded_store.TEXTS)
+    heads = [count for sql, count in reads if sql in row_reads]
+    one_row = [count for sql, count in reads if sql not in row_reads]
+    assert heads == [len(first["passages"])]  # the passages' heads, row by row
+    assert len(one_row) >= 8
+    assert set(one_row) == {1}
 
 
 HUB_SIZE = 3_000
@@ -156,23 +162,20 @@ def test_aggregated_statements_cost_what_their_rows_cost(tmp_path: Path) -> None
     store = _hub_store(tmp_path / "store.sqlite3")
     ids = json.dumps(["hub", "n00001", "n00002", "n02999", "c"])
     params = {**sql_params(AccessScope("t")), "ids": ids}
-    heads = {"whole": False, "prefix": HEADS_PREFIX, "prefix_chars": len(HEADS_PREFIX)}
     links = {**params, "frontier": ids, "edge_types": '["REFERENCES", "IN_CLUSTER"]', "row_cap": 102}
     among = {"scope_tenant": "t", "ids": ids, "edge_types": '["REFERENCES", "IN_CLUSTER"]', "cap": 10}
     cases = [
         (embedded_store._NODES, params),
-        (embedded_store._TEXTS, params),
-        (embedded_store._PASSAGE_HEADS, {**params, **heads}),
         (embedded_store._LINKS, links),
         (embedded_store._EDGES_AMONG, among),
         (embedded_store._CLUSTER_MEMBERSHIPS, {**params, "membership": IN_CLUSTER, "cluster_type": CLUSTER}),
     ]
     for read, statement_params in cases:
-        row_steps, rows = sqlite_steps(store.path, read.rows, statement_params)
-        one_steps, [(aggregated,)] = sqlite_steps(store.path, read.aggregated, statement_params)
+        row_steps, rows = sqlite_steps(store.path, read.rows_sql, statement_params)
+        one_steps, [(aggregated,)] = sqlite_steps(store.path, read.one_row_sql, statement_params)
         assert rows
         assert len(json.loads(aggregated)) == len(rows)
-        assert one_steps <= row_steps + 1, read.rows  # the same plan: steps in hundreds
+        assert one_steps <= row_steps + 1, read.rows_sql  # the same plan: steps in hundreds
 
 
 def _padded_store(path: Path) -> tuple[EmbeddedStore, list[str]]:
@@ -191,25 +194,42 @@ def _padded_store(path: Path) -> tuple[EmbeddedStore, list[str]]:
     return store, ids
 
 
+def _aggregated_reads(store: EmbeddedStore, ids: list[str], scope: AccessScope) -> list[Any]:
+    """The four reads of a search that return one row."""
+    return [
+        store.get_nodes(ids, scope=scope),
+        store.links(ids, scope=scope, edge_types=["REFERENCES", IN_CLUSTER], max_degree=50),
+        store.edges_among(ids, scope=scope, edge_types=["REFERENCES"]),
+        store.cluster_memberships(ids, scope=scope),
+    ]
+
+
 def test_rows_too_long_for_one_string_are_read_one_by_one(tmp_path: Path) -> None:
     store, ids = _padded_store(tmp_path / "store.sqlite3")
     scope = AccessScope("t")
-
-    def reads() -> list[Any]:
-        return [
-            store.get_nodes(ids, scope=scope),
-            store.links(ids, scope=scope, edge_types=["REFERENCES", IN_CLUSTER], max_degree=50),
-            store.edges_among(ids, scope=scope, edge_types=["REFERENCES"]),
-            store.cluster_memberships(ids, scope=scope),
-            store.get_texts(ids, scope=scope),
-            store.get_passage_heads(ids, scope=scope),
-        ]
-
-    whole = reads()
+    whole = _aggregated_reads(store, ids, scope)
     assert all(whole)
     connection = store._connections.acquire()  # the idle connection the next reads reuse
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 2_000)  # each read's array is longer, each row shorter
     store._connections.release(connection)
     counted = store.round_trips()["sqlite"]
-    assert reads() == whole
+    assert _aggregated_reads(store, ids, scope) == whole
     assert store.round_trips()["sqlite"] == counted + 2 * len(whole)  # each read fell back to its rows
+
+
+def test_values_json_cannot_carry_are_read_row_by_row_as_before(tmp_path: Path) -> None:
+    """A store another tool wrote: JSON columns as BLOBs (the row reads decode their bytes), a
+    dimension no JSON number spells. Each read gives what its row statement gives."""
+    store, ids = _padded_store(tmp_path / "store.sqlite3")
+    scope = AccessScope("t")
+    whole = _aggregated_reads(store, ids, scope)
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE nodes SET properties = CAST(properties AS BLOB), acl = CAST(acl AS BLOB)")
+        db.execute("UPDATE edges SET properties = CAST(properties AS BLOB)")
+        db.execute("INSERT INTO profiles (profile_id, embedder_name, dimension) VALUES ('p', 'e', 1e999)")
+        db.execute("UPDATE meta SET value = 'changed' WHERE key = 'data_version'")
+    counted = store.round_trips()["sqlite"]
+    assert _aggregated_reads(store, ids, scope) == whole
+    assert store.round_trips()["sqlite"] == counted + 2 * 3 + 1  # nodes, edges, clusters fell back; links not
+    with pytest.raises(EmbeddingMismatchError, match="dimension"):
+        store.query([VectorQuery("p", [1.0], "e")], scope=scope, project_key=None, top_k=5)

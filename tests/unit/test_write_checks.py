@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from brain_graph.errors import DatasetError
@@ -39,13 +41,52 @@ def test_a_valid_load_passes() -> None:
         ([vector([1.0, 0.0], tenant_id="t\n")], [PROFILE], "tenantId"),
         ([vector([1.0, 0.0], profile_id="q")], [PROFILE], "without profile metadata"),
         ([], [PROFILE, PROFILE], "given twice"),
-        ([], [ProfileIndexInfo("p", "embedder", 0)], "must be positive"),
+        ([], [ProfileIndexInfo("p", "embedder", 0)], "must be a positive integer"),
+        ([], [ProfileIndexInfo("p", "embedder", 2.0)], r"dimension 2\.0; it must be a positive integer"),  # type: ignore[arg-type]
+        ([], [ProfileIndexInfo("p", "embedder", float("inf"))], "dimension inf"),  # type: ignore[arg-type]
+        ([], [ProfileIndexInfo("p", "embedder", True)], "dimension True"),
+        ([], [ProfileIndexInfo("p", b"embedder", 2)], "embedder name must be a string"),  # type: ignore[arg-type]
         ([], [ProfileIndexInfo("p", "", 2)], "embedder name is empty"),
     ],
 )
 def test_refused_before_writing(vectors: list[VectorRecord], profiles: list[ProfileIndexInfo], message: str) -> None:
     with pytest.raises(DatasetError, match=message):
         check_load([NODE], [], vectors, profiles)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"title": b"a title"}, "title must be a string (got bytes)"),
+        ({"url": b"https://example.test/"}, "url must be a string (got bytes)"),
+        ({"node_id": b"n"}, "id must be a string (got bytes)"),
+        ({"tenant_id": 7}, "tenantId must be a string (got int)"),
+        ({"node_type": None}, "nodeType must be a string (got NoneType)"),
+        ({"project_key": b"P"}, "projectKey must be a string (got bytes)"),
+        ({"secured": "no"}, "secured must be true or false (got str)"),
+        ({"secured": 1}, "secured must be true or false (got int)"),
+    ],
+)
+def test_a_field_that_is_not_a_string_is_refused(changes: dict[str, object], message: str) -> None:
+    """``bytes`` would be stored as a BLOB (ASCII bytes passed the Unicode check before)."""
+    node = NodeRecord(
+        **(
+            {"tenant_id": "t", "node_id": "n", "node_type": "cdm.doc", "project_key": None, "title": "t", "url": None}
+            | changes
+        )
+    )  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match=re.escape(message)):
+        check_load([node], [], [], [])
+
+
+def test_an_edge_type_or_vector_flag_of_another_type_is_refused() -> None:
+    from brain_graph.stores.base import EdgeRecord
+
+    nodes = [NODE, NodeRecord("t", "m", "cdm.doc", None, "title", None)]
+    with pytest.raises(DatasetError, match=re.escape("edgeType must be a string (got bytes)")):
+        check_load(nodes, [EdgeRecord("t", b"REFERENCES", "n", "m")], [], [])  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match=re.escape("secured must be true or false (got int)")):
+        check_load(nodes, [], [vector([1.0, 0.0], secured=0)], [PROFILE])
 
 
 def test_a_change_is_checked_like_a_load_plus_its_deletes() -> None:

@@ -127,7 +127,7 @@ def meta_columns(alias: str) -> str:
 
 
 def node_meta_values(values: Sequence[Any]) -> NodeRecord:
-    """The metadata record of the values of :data:`META_COLUMNS`, in that order (an aggregated row)."""
+    """The metadata record of the values of :data:`META_COLUMNS`, in that order (``text`` left empty)."""
     tenant_id, node_id, node_type, project_key, title, url, secured, acl, properties = values
     return NodeRecord(
         tenant_id=tenant_id,
@@ -144,14 +144,4 @@ def node_meta_values(values: Sequence[Any]) -> NodeRecord:
 
 def node_meta(row: sqlite3.Row) -> NodeRecord:
     """The metadata record of a row holding :data:`META_COLUMNS` (``text`` left empty)."""
-    return NodeRecord(
-        tenant_id=row["tenant_id"],
-        node_id=row["node_id"],
-        node_type=row["node_type"],
-        project_key=row["project_key"],
-        title=row["title"],
-        url=row["url"],
-        secured=bool(row["secured"]),
-        acl=() if row["acl"] == "[]" else tuple(stored_json(row["acl"])),  # most nodes: public, no ACL
-        properties=stored_json(row["properties"]),
-    )
+    return node_meta_values([row[column] for column in META_COLUMNS])

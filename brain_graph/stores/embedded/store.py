@@ -146,25 +146,43 @@ def _ids(values: Sequence[str]) -> str:
 
 
 class OneRowRead(NamedTuple):
-    """A read whose rows come back as one row: a JSON array holding, per row of ``rows``, the array of
-    its columns (text, integers and NULL; never REAL or BLOB, which JSON would not give back as they
-    are). ``rows`` itself is the fallback when that array would be longer than SQLite's longest string.
+    """A read whose rows come back as one row, and the statement that reads them one by one.
 
+    ``one_row_sql`` returns a JSON array holding, per row of ``rows_sql``, the array of its columns.
     Python's ``sqlite3`` releases the GIL around every step of a statement, one per row, and takes it
     back after: with concurrent searches in threads each of those waits for the GIL. A search reading
     its 200 rows one by one spent about 50% more CPU with 8 searches in threads on 2 cores (0.76-0.77x
-    the throughput of one at a time); one row per statement: 0.89-0.91x (session 31, 1k nodes)."""
+    the throughput of one at a time); one row per statement: 0.88-0.91x (session 31, 1k nodes).
 
-    aggregated: str
-    rows: str
-    json_columns: tuple[int, ...] = ()  # JSON values in ``aggregated``'s arrays, JSON text in ``rows``
+    The columns brain-graph writes hold text, integers and NULL, which JSON gives back as they are (a
+    REAL, which none of them holds, would keep 15 significant digits). Whatever the array cannot carry
+    is read with ``rows_sql``, as before: an array longer than SQLite's longest string, a BLOB, text
+    that is not UTF-8, a number JSON cannot spell. The reads of texts
+    and passage heads stay row by row (a few rows each, whose long strings JSON would escape twice)."""
+
+    one_row_sql: str
+    rows_sql: str
+    json_columns: tuple[int, ...] = ()  # JSON values in ``one_row_sql``'s arrays, JSON text in ``rows_sql``
 
 
 def one_row_read(sql: str, columns: Sequence[str], json_columns: tuple[int, ...] = ()) -> OneRowRead:
     """The :class:`OneRowRead` of ``sql``, whose result columns are named ``columns``; those at
-    ``json_columns`` hold JSON text, nested as JSON values."""
+    ``json_columns`` hold JSON text, nested as JSON values (``json()``: whether a JSON value keeps its
+    type through a subquery depends on how SQLite plans it)."""
     values = ", ".join(f"json({column})" if index in json_columns else column for index, column in enumerate(columns))
     return OneRowRead(f"SELECT json_group_array(json_array({values})) FROM ({sql})", sql, json_columns)
+
+
+def _row_by_row(error: Exception) -> bool:
+    """Whether a failed :class:`OneRowRead` array is read again row by row (it could not carry the rows)."""
+    if isinstance(error, ValueError):  # not JSON Python reads (a non-finite REAL)
+        return True
+    message = str(error)
+    return (
+        getattr(error, "sqlite_errorname", None) == "SQLITE_TOOBIG"
+        or message.startswith("JSON cannot hold BLOB values")
+        or message.startswith("Could not decode to UTF-8")
+    )
 
 
 # The reads of a search with more than a row or two.
@@ -175,10 +193,6 @@ _NODES = one_row_read(NODES, META_COLUMNS)
 _LINKS = one_row_read(LINKS, ("node_id", "outgoing", "incoming"), json_columns=(1, 2))
 _EDGES_AMONG = one_row_read(EDGES_AMONG, ("edge_type", "from_node_id", "to_node_id", "properties"))
 _CLUSTER_MEMBERSHIPS = one_row_read(CLUSTER_MEMBERSHIPS, ("member_id", *META_COLUMNS, "size"))
-_HEAD_COLUMNS = ("node_id", "node_type", "heads", "text")
-_PASSAGE_HEADS = one_row_read(PASSAGE_HEADS, _HEAD_COLUMNS)
-_PASSAGE_TEXTS = one_row_read(PASSAGE_TEXTS, _HEAD_COLUMNS)
-_TEXTS = one_row_read(TEXTS, ("node_id", "text"))
 
 
 class EmbeddedStore:
@@ -264,20 +278,20 @@ class EmbeddedStore:
             self._statements += 1
         return db.execute(sql, params).fetchall()
 
-    def _one_row(self, db: sqlite3.Connection, read: OneRowRead, params: Mapping[str, Any]) -> list[list[Any]]:
-        """The rows of a :class:`OneRowRead` (one counted statement), row by row when they are too
-        long for one string."""
+    def _rows_of(self, db: sqlite3.Connection, read: OneRowRead, params: Mapping[str, Any]) -> list[list[Any]]:
+        """The rows of a :class:`OneRowRead`: one counted statement, or two when its array could not
+        carry them and they are read one by one."""
         try:
-            [(rows,)] = self._rows(db, read.aggregated, params)
-        except sqlite3.DataError as error:
-            if getattr(error, "sqlite_errorname", None) != "SQLITE_TOOBIG":
+            [(rows,)] = self._rows(db, read.one_row_sql, params)
+            return json.loads(rows)  # type: ignore[no-any-return]
+        except (sqlite3.DataError, sqlite3.OperationalError, ValueError) as error:
+            if not _row_by_row(error):
                 raise
-            json_columns = read.json_columns
-            return [
-                [stored_json(value) if index in json_columns else value for index, value in enumerate(row)]
-                for row in self._rows(db, read.rows, params)
-            ]
-        return json.loads(rows)  # type: ignore[no-any-return]
+        json_columns = read.json_columns
+        return [
+            [stored_json(value) if index in json_columns else value for index, value in enumerate(row)]
+            for row in self._rows(db, read.rows_sql, params)
+        ]
 
     # -- VectorIndex ---------------------------------------------------------------------------
 
@@ -324,7 +338,7 @@ class EmbeddedStore:
             db.execute("BEGIN")  # one snapshot for what follows (ended when the connection is given back)
             indexed = {
                 profile_id: ProfileIndexInfo(profile_id, embedder_name, dimension)
-                for profile_id, embedder_name, dimension in self._one_row(db, _PROFILES, {})
+                for profile_id, embedder_name, dimension in self._rows_of(db, _PROFILES, {})
             }
             for query in queries:
                 check_query_matches(query, indexed.get(query.profile_id))
@@ -369,7 +383,7 @@ class EmbeddedStore:
         with self._read() as db:
             if db is None or not node_ids:
                 return []
-            rows = self._one_row(db, _NODES, {**sql_params(scope), "ids": _ids(node_ids)})
+            rows = self._rows_of(db, _NODES, {**sql_params(scope), "ids": _ids(node_ids)})
         return [node_meta_values(row) for row in rows]
 
     def links(
@@ -383,7 +397,7 @@ class EmbeddedStore:
                 return Neighborhood(dict.fromkeys(unique, 0), [])
             row_cap = (max(max_degree, 0) + 1) * len(set(edge_types))
             params = {**sql_params(scope), "frontier": _ids(unique), "edge_types": _ids(edge_types), "row_cap": row_cap}
-            rows = self._one_row(db, _LINKS, params)
+            rows = self._rows_of(db, _LINKS, params)
         degrees = dict.fromkeys(unique, 0)
         links: list[Link] = []
         for frontier_id, outgoing, incoming in rows:
@@ -408,7 +422,7 @@ class EmbeddedStore:
                 "ids": _ids(unique),
                 "cap": len(unique) * len(types),
             }
-            rows = self._one_row(db, _EDGES_AMONG, params)
+            rows = self._rows_of(db, _EDGES_AMONG, params)
         edges = [
             EdgeRecord(
                 scope.tenant_id,
@@ -433,7 +447,7 @@ class EmbeddedStore:
                 "membership": IN_CLUSTER,
                 "cluster_type": CLUSTER,
             }
-            rows = self._one_row(db, _CLUSTER_MEMBERSHIPS, params)
+            rows = self._rows_of(db, _CLUSTER_MEMBERSHIPS, params)
         skip = set(known)
         memberships = [
             ClusterMembership(member_id, meta[1], size, None if meta[1] in skip else node_meta_values(meta))
@@ -447,8 +461,8 @@ class EmbeddedStore:
         with self._read() as db:
             if db is None or not node_ids:
                 return {}
-            rows = self._one_row(db, _TEXTS, {**sql_params(scope), "ids": _ids(node_ids)})
-        return {node_id: stored_json(text) for node_id, text in rows}
+            rows = self._rows(db, TEXTS, {**sql_params(scope), "ids": _ids(node_ids)})
+        return {row["node_id"]: stored_json(row["text"]) for row in rows}
 
     def get_passage_heads(
         self, node_ids: Sequence[str], *, scope: AccessScope, whole: bool = False
@@ -456,7 +470,7 @@ class EmbeddedStore:
         with self._read() as db:
             if db is None or not node_ids:
                 return {}
-            read = _PASSAGE_HEADS if has_column(db, "nodes", "heads") else _PASSAGE_TEXTS
+            query = PASSAGE_HEADS if has_column(db, "nodes", "heads") else PASSAGE_TEXTS
             params = {
                 **sql_params(scope),
                 "ids": _ids(node_ids),
@@ -464,8 +478,8 @@ class EmbeddedStore:
                 "prefix": HEADS_PREFIX,
                 "prefix_chars": len(HEADS_PREFIX),
             }
-            rows = self._one_row(db, read, params)
-        return {node_id: read_heads(node_type, heads, text, whole=whole) for node_id, node_type, heads, text in rows}
+            rows = self._rows(db, query, params)
+        return {row["node_id"]: read_heads(row["node_type"], row["heads"], row["text"], whole=whole) for row in rows}
 
     # -- loading and administration ------------------------------------------------------------
 
