@@ -157,8 +157,8 @@ class OneRowRead(NamedTuple):
     The columns brain-graph writes hold text, integers and NULL, which JSON gives back as they are (a
     REAL, which none of them holds, would keep 15 significant digits). Whatever the array cannot carry
     is read with ``rows_sql``, as before: an array longer than SQLite's longest string, a BLOB, text
-    that is not UTF-8, a number JSON cannot spell. The reads of texts
-    and passage heads stay row by row (a few rows each, whose long strings JSON would escape twice)."""
+    that is not UTF-8, a number JSON cannot spell. The reads of texts and passage heads stay row by
+    row (a few rows each, whose long strings JSON would escape twice)."""
 
     one_row_sql: str
     rows_sql: str
