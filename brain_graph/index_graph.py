@@ -22,7 +22,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
@@ -31,6 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict  # pydantic, hence LangGraph's JSON schemas, needs it on Python < 3.12
 
 from brain_graph.config import default_services
 from brain_graph.errors import AuthorizationError, ForbiddenError, InvalidRequestError, shown

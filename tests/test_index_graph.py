@@ -99,3 +99,14 @@ def test_a_rebuild_without_the_maintainer_permission_is_refused(tmp_path: Path, 
     with pytest.raises(AuthorizationError, match="brain:maintainer"):
         build_index_graph(services).invoke({"full": True}, _server_config(user))
     assert vector_states(services) == before
+
+
+def test_the_index_graph_has_json_schemas_for_its_input_and_output() -> None:
+    """Studio's input form and the server's ``/assistants/{id}/schemas`` come from these schemas."""
+    graph = build_index_graph()
+    schema = graph.get_input_jsonschema()
+    assert schema["properties"]["full"]["type"] == "boolean"
+    assert schema["properties"]["tenants"] == {"items": {"type": "string"}, "title": "Tenants", "type": "array"}
+    assert set(schema["properties"]) == {"tenants", "profiles", "full"}
+    assert "required" not in schema  # every key is optional
+    assert set(graph.get_output_jsonschema()["properties"]) == {"report"}

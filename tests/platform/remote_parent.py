@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Any, TypedDict
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from typing_extensions import TypedDict
 
 from brain_graph.remote import remote_brain_search
 

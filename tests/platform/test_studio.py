@@ -13,6 +13,7 @@ import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES
+from brain_graph.index_graph import INDEX_GRAPH_NAME
 from tests.helpers import SEED_OPTION_DEFAULTS
 from tests.platform.cases import NO_PRINCIPAL, SEARCHES, SECURED_WITHOUT_PRINCIPAL
 from tests.platform.devserver import DevServer
@@ -100,6 +101,21 @@ def test_output_and_context_schemas(schemas: dict[str, Any]) -> None:
     )
     context = schemas["context_schema"]
     assert "principal" in context["properties"]
+
+
+def test_the_index_graph_has_an_input_form(dev_server: DevServer) -> None:
+    """``brain_index``'s schemas are served too (Studio's form for it), and its input validates."""
+    found = httpx.post(f"{dev_server.url}/assistants/search", json={"graph_id": INDEX_GRAPH_NAME}, timeout=10).json()
+    assert [assistant["graph_id"] for assistant in found] == [INDEX_GRAPH_NAME]
+    response = httpx.get(f"{dev_server.url}/assistants/{found[0]['assistant_id']}/schemas", timeout=10)
+    assert response.status_code == 200
+    schemas = response.json()
+    assert set(schemas["input_schema"]["properties"]) == {"tenants", "profiles", "full"}
+    assert set(schemas["output_schema"]["properties"]) == {"report"}
+    validator = jsonschema_rs.validator_for(schemas["input_schema"])
+    assert validator.is_valid({"tenants": ["acme"], "full": False})
+    assert not validator.is_valid({"full": "yes"})
+    assert "typing_extensions.TypedDict" not in dev_server.log()
 
 
 def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) -> None:

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
 from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
 
 from brain_graph.errors import InvalidRequestError
 from brain_graph.index_graph import build_index_graph
