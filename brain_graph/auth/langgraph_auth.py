@@ -15,8 +15,9 @@ principal is the same, and has one rate-limit budget, over the runs API, Studio 
   an unauthenticated stand-in user, and the graph takes the principal from the run context, as on a
   server without auth. The server logs a warning at start.
 
-Importing this module builds the gate: a server whose authentication is not configured fails to
-start with a message saying what to set.
+Importing this module builds the gate: a server whose authentication is not configured (or configured
+with a bad value) does not start; it prints one line saying what to set and exits with a non-zero
+status (:func:`brain_graph.startup.refuse_to_start`).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from typing import Any
 from langgraph_sdk import Auth
 
 from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX, principal_key
-from brain_graph.auth.gate import default_gate
-from brain_graph.errors import AuthenticationError, InvalidRequestError, RateLimitedError
+from brain_graph.auth.gate import Gate, default_gate
+from brain_graph.errors import AuthenticationError, ConfigurationError, InvalidRequestError, RateLimitedError
 from brain_graph.requests import INSECURE_CLAIM, is_insecure_user, principal_from_user
+from brain_graph.startup import refuse_to_start
 
 OWNER_KEY = "owner"  # the principal id, for people reading the metadata
 PRINCIPAL_KEY = "owner_principal"  # principal_key(): the id with its tenants and groups
@@ -40,7 +42,16 @@ INSECURE_USER: dict[str, Any] = {
     INSECURE_CLAIM: True,
 }
 
-_gate = default_gate()
+
+def _server_gate() -> Gate:
+    """The process's gate; without a usable configuration the server ends, saying what to set."""
+    try:
+        return default_gate()
+    except ConfigurationError as error:
+        refuse_to_start(str(error))
+
+
+_gate = _server_gate()
 auth = Auth()
 
 

@@ -64,6 +64,12 @@ def langgraph_executable() -> str:
     return found
 
 
+def dev_command(config: Path, port: int, *, reload: bool = False) -> list[str]:
+    """``langgraph dev`` with ``config`` on ``127.0.0.1:port``, no browser, reloading only if asked."""
+    command = [langgraph_executable(), "dev", "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+    return [*command, "--no-browser", *(() if reload else ("--no-reload",))]
+
+
 def server_env(extra: Mapping[str, str]) -> dict[str, str]:
     """The environment of a test server: the current one without credentials or settings, offline."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(_DROPPED_PREFIXES)}
@@ -73,7 +79,7 @@ def server_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group, then SIGKILL it if it is still there after a bounded wait."""
     for sig, wait in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, STOP_TIMEOUT_S)):
         with contextlib.suppress(ProcessLookupError):
@@ -118,19 +124,7 @@ def run_dev_server(
     always stop its whole process group."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [
-        *wrapper,
-        langgraph_executable(),
-        "dev",
-        "--config",
-        str(config),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--no-browser",
-        "--no-reload",
-    ]
+    command = [*wrapper, *dev_command(config, port)]
     log_path = workdir / "langgraph-dev.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -146,4 +140,4 @@ def run_dev_server(
             _wait_ready(url, process, log_path, timeout)
             yield DevServer(url=url, log_path=log_path, process=process)
         finally:
-            _stop(process)
+            stop(process)
