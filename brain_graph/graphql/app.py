@@ -1,8 +1,9 @@
 """The ``/graphql`` ASGI app: bearer token and rate limit first (401 / 429 with ``Retry-After`` and
 ``X-RateLimit-*`` headers, as GraphQL errors), then the body's bounds (:mod:`.transport`, 413 / 415 /
 400), then ariadne parses and validates the document within :mod:`.limits` and runs ``brainSearch``
-with the caller's principal in the graph's runtime context. Every response carries the rate-limit
-headers.
+with the caller's principal in the graph's runtime context; a failed search answers with the HTTP
+status of its error's code (:data:`~brain_graph.graphql.errors.HTTP_STATUS`). Every response carries
+the rate-limit headers.
 
 Standalone: ``uvicorn brain_graph.graphql.app:app`` (settings from the environment, like the server).
 """
@@ -22,6 +23,7 @@ from brain_graph.auth.gate import Admission, Gate, default_gate
 from brain_graph.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
 from brain_graph.graphql.errors import (
     BAD_USER_INPUT,
+    HTTP_STATUS,
     INTERNAL_SERVER_ERROR,
     RATE_LIMITED,
     UNAUTHENTICATED,
@@ -89,15 +91,17 @@ class GraphQLApp:
             admission = self._gate().admit(request.headers.get("authorization"))
         except AuthenticationError as error:
             body = error_body(UNAUTHENTICATED, str(error))
-            await JSONResponse(body, 401, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            status = HTTP_STATUS[UNAUTHENTICATED]
+            await JSONResponse(body, status, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
         except RateLimitedError as error:
             body = error_body(RATE_LIMITED, str(error), retryAfter=error.retry_after)
-            await JSONResponse(body, 429, headers=error.headers)(scope, receive, send)
+            await JSONResponse(body, HTTP_STATUS[RATE_LIMITED], headers=error.headers)(scope, receive, send)
             return
         except ConfigurationError as error:
             logger.error("GraphQL refused a request: %s", error)
-            await JSONResponse(error_body(INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE), 500)(scope, receive, send)
+            body = error_body(INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE)
+            await JSONResponse(body, HTTP_STATUS[INTERNAL_SERVER_ERROR])(scope, receive, send)
             return
         scope[ADMISSION_KEY] = admission
         headers = [(name.lower().encode(), value.encode()) for name, value in admission.headers().items()]

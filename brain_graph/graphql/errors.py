@@ -6,11 +6,16 @@ principal), ``FORBIDDEN`` (a tenant or scope the token does not grant), ``RATE_L
 ``CAPACITY_EXCEEDED`` (a search too large for a server's limits), ``BACKEND_UNAVAILABLE`` and
 ``INTERNAL_SERVER_ERROR`` (anything else: the message is generic, the
 details go to the server log). Never a stack trace.
+
+Each code has one HTTP status (:data:`HTTP_STATUS`), the status of a response without data whose
+errors have it (:func:`http_status`) and of a refusal before execution. A response with data is 200
+whatever its errors, as GraphQL over HTTP has it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from graphql import GraphQLError, ObjectFieldNode, Visitor, parse, visit
@@ -37,8 +42,35 @@ RATE_LIMITED = "RATE_LIMITED"
 BACKEND_UNAVAILABLE = "BACKEND_UNAVAILABLE"
 CAPACITY_EXCEEDED = CapacityError.code
 INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
-HTTP_STATUS = {UNAUTHENTICATED: 401, FORBIDDEN: 403}
-"""HTTP status of a response whose errors (no data) all have this code; other refusals are 400."""
+CODES = (
+    TENANT_REQUIRED,
+    BAD_USER_INPUT,
+    UNAUTHENTICATED,
+    FORBIDDEN,
+    RATE_LIMITED,
+    BACKEND_UNAVAILABLE,
+    CAPACITY_EXCEEDED,
+    INTERNAL_SERVER_ERROR,
+)
+HTTP_STATUS: dict[str, int] = {
+    TENANT_REQUIRED: 400,
+    BAD_USER_INPUT: 400,
+    CAPACITY_EXCEEDED: 400,  # the caller can ask for less (a smaller topK, expandDepth or maxNodes)
+    UNAUTHENTICATED: 401,
+    FORBIDDEN: 403,
+    RATE_LIMITED: 429,
+    INTERNAL_SERVER_ERROR: 500,
+    BACKEND_UNAVAILABLE: 503,
+}
+"""The HTTP status of each code."""
+UNKNOWN_CODE_STATUS = 400  # ariadne's own status for a response without data
+
+
+def http_status(codes: Iterable[str]) -> int:
+    """The HTTP status of a response without data whose errors have ``codes``: the most severe (the
+    highest) of their statuses, so a refusal that may be retried (429, 503) is never reported as one
+    that may not (400)."""
+    return max((HTTP_STATUS.get(code, UNKNOWN_CODE_STATUS) for code in codes), default=UNKNOWN_CODE_STATUS)
 
 
 def code_of(error: BaseException) -> str:
@@ -115,6 +147,8 @@ def format_error(error: GraphQLError, debug: bool = False) -> dict[str, Any]:
             extensions["field"] = original.field
         if isinstance(original, BackendUnavailableError):
             extensions["backend"] = original.backend
+        if isinstance(original, RateLimitedError):
+            extensions["retryAfter"] = original.retry_after
     formatted["extensions"] = extensions
     return formatted
 

@@ -1,11 +1,14 @@
 """The HTTP side of ``/graphql`` around ariadne: a POST body must be a JSON object of at most
 :data:`~brain_graph.graphql.limits.MAX_BODY_BYTES` (else a GraphQL error, HTTP 415, 413 or 400, before
-anything is parsed), and a search refused for its credentials answers 401 or 403, not 400."""
+anything is parsed), and a response without data answers with the HTTP status of its errors' codes
+(:data:`~brain_graph.graphql.errors.HTTP_STATUS`: a backend that is down is 503, a refused token 401)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 from ariadne.asgi.handlers import GraphQLHTTPHandler
@@ -14,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive
 
-from brain_graph.graphql.errors import HTTP_STATUS, UNAUTHENTICATED
+from brain_graph.graphql.errors import http_status
 from brain_graph.graphql.limits import MAX_BODY_BYTES
 
 
@@ -64,13 +67,25 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 
 class GraphQLHandler(GraphQLHTTPHandler):
-    """Ariadne's HTTP handler with HTTP statuses for credential refusals: a result without data whose
-    errors all have one code of :data:`HTTP_STATUS` (``UNAUTHENTICATED``: 401, ``FORBIDDEN``: 403)."""
+    """Ariadne's HTTP handler with the status of the errors' codes (:func:`http_status`) for a response
+    without data (ariadne answers every one 400), and the headers that go with it: ``WWW-Authenticate``
+    with 401, ``Retry-After`` with 429. A response with data is 200, as ariadne has it."""
 
     async def create_json_response(self, request: Request, result: dict[str, Any], success: bool) -> Response:
-        codes = {str((error.get("extensions") or {}).get("code")) for error in result.get("errors") or ()}
-        status = HTTP_STATUS.get(codes.pop()) if len(codes) == 1 and result.get("data") is None else None
-        if success or status is None:
+        errors = result.get("errors") or ()
+        if success or result.get("data") is not None or not errors:
             return await super().create_json_response(request, result, success)
-        headers = {"WWW-Authenticate": "Bearer"} if status == HTTP_STATUS[UNAUTHENTICATED] else None
-        return JSONResponse(result, status, headers=headers)
+        status = http_status(str((error.get("extensions") or {}).get("code")) for error in errors)
+        return JSONResponse(result, status, headers=response_headers(status, errors))
+
+
+def response_headers(status: int, errors: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """The headers a refusal with ``status`` carries: ``WWW-Authenticate: Bearer`` with 401,
+    ``Retry-After`` with 429 (the longest ``extensions.retryAfter`` of the errors, when they give one)."""
+    if status == HTTPStatus.UNAUTHORIZED:
+        return {"WWW-Authenticate": "Bearer"}
+    if status == HTTPStatus.TOO_MANY_REQUESTS:
+        waits = [(error.get("extensions") or {}).get("retryAfter") for error in errors]
+        seconds = [wait for wait in waits if isinstance(wait, int)]
+        return {"Retry-After": str(max(seconds))} if seconds else {}
+    return {}

@@ -64,6 +64,7 @@ def test_a_backend_that_is_down_is_named_in_bounded_time(down_server: DevServer)
     response = post(down_server, SECURED, TokenIssuer(SECRET).mint("alice", ["acme"]))
     assert time.monotonic() - started < 45
     assert error_code(response) == "BACKEND_UNAVAILABLE"
+    assert response.status_code == 503  # retry later, unlike a 400
     error = response.json()["errors"][0]
     assert error["extensions"]["backend"] in {"neo4j", "weaviate"}
     assert SECURED_POSTMORTEM not in response.text

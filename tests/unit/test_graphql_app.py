@@ -1,5 +1,6 @@
-"""The standalone /graphql ASGI app without a server: no websocket way around the token check, and a
-request without credentials never reaches the graph (unless insecure mode is on)."""
+"""The standalone /graphql ASGI app without a server: no websocket way around the token check, a
+request without credentials never reaches the graph (unless insecure mode is on), and each error code
+answers with its HTTP status."""
 
 from __future__ import annotations
 
@@ -11,8 +12,18 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
-from brain_graph.errors import INTERNAL_MESSAGE, ConfigurationError
+from brain_graph.errors import (
+    INTERNAL_MESSAGE,
+    AuthorizationError,
+    BackendUnavailableError,
+    CapacityError,
+    ConfigurationError,
+    ForbiddenError,
+    InvalidRequestError,
+    RateLimitedError,
+)
 from brain_graph.graphql import create_graphql_app
+from brain_graph.graphql.errors import CODES, HTTP_STATUS, http_status
 
 SECRET = "unit-test-secret-of-at-least-32-chars"
 QUERY = '{ brainSearch(queryText: "x", filter: {tenantId: "acme", secured: null}) { hits { nodeId } } }'
@@ -109,3 +120,47 @@ def test_a_misconfigured_gate_is_a_generic_500_with_the_detail_in_the_log(caplog
     assert secret_path not in response.text
     assert any(secret_path in record.getMessage() for record in caplog.records)
     assert graph.calls == []
+
+
+class FailingGraph:
+    """A stand-in graph failing with ``error`` (the HTTP layer under test, not the search)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def ainvoke(self, request: dict[str, Any], *, context: Any) -> dict[str, Any]:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "status"),
+    [
+        (InvalidRequestError("options.topK", "must be at most 100"), "BAD_USER_INPUT", 400),
+        (CapacityError("the search needs more memory than Neo4j grants one transaction"), "CAPACITY_EXCEEDED", 400),
+        (AuthorizationError("a secured search needs a principal"), "UNAUTHENTICATED", 401),
+        (ForbiddenError("the token does not name tenant 'globex'"), "FORBIDDEN", 403),
+        (RateLimitedError("rate limit of 3 requests per 60 s reached", retry_after=7), "RATE_LIMITED", 429),
+        (RuntimeError("a bug"), "INTERNAL_SERVER_ERROR", 500),
+        (BackendUnavailableError("neo4j", "connection refused by 10.0.0.7:7687"), "BACKEND_UNAVAILABLE", 503),
+    ],
+    ids=["invalid", "capacity", "unauthenticated", "forbidden", "rate-limited", "internal", "backend-down"],
+)
+def test_each_error_code_has_its_http_status(error: Exception, code: str, status: int) -> None:
+    bearer = TokenIssuer(SECRET).mint("alice", ["acme"])
+    gate = Gate(JwtVerifier(SECRET), None)
+    app = TestClient(create_graphql_app(lambda: FailingGraph(error), lambda: gate))
+    response = app.post("/", json={"query": QUERY}, headers={"Authorization": f"Bearer {bearer}"})
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["data"] is None
+    assert [failure["extensions"]["code"] for failure in body["errors"]] == [code]
+    assert ("WWW-Authenticate" in response.headers) == (status == 401)
+    assert response.headers.get("Retry-After") == ("7" if status == 429 else None)
+    assert "10.0.0.7" not in response.text
+
+
+def test_the_status_table_covers_every_code_and_the_most_severe_wins() -> None:
+    assert set(HTTP_STATUS) == set(CODES)
+    assert http_status(["BAD_USER_INPUT", "TENANT_REQUIRED"]) == 400
+    assert http_status(["BAD_USER_INPUT", "BACKEND_UNAVAILABLE"]) == 503
+    assert http_status(["SOMETHING_ELSE"]) == 400
