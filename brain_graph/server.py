@@ -4,8 +4,10 @@
 - ``make_graph``: the ``brain_search`` graph factory. It returns one compiled graph per process, built
   without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
   :mod:`brain_graph.config`) the first time a node runs, in a worker thread, never on the event loop.
-- ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` and ``/graphql``
-  (the ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.graphql.app`).
+- ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
+  answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
+  answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not) and ``/graphql`` (the
+  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.graphql.app`).
 
 Principal: when the server authenticates requests (custom auth, ``auth`` in ``langgraph.json``:
 :mod:`brain_graph.auth.langgraph_auth`) the principal of a search is the authenticated user (identity,
@@ -17,6 +19,8 @@ closed. Without auth, or in the insecure development mode, the run context's ``p
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -26,12 +30,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from brain_graph.config import load_settings
+from brain_graph.config import default_services, load_settings
+from brain_graph.errors import BrainGraphError
 from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
 from brain_graph.graphql.app import create_graphql_app
 from brain_graph.index_graph import build_index_graph
+from brain_graph.services import SearchServices
+from brain_graph.stores.readiness import ServiceStatus, check_backend
 
-__all__ = ["app", "make_graph", "make_index_graph"]
+__all__ = ["READY_TIMEOUT_S", "app", "make_graph", "make_index_graph", "readiness_endpoint"]
+
+logger = logging.getLogger("brain_graph.server")
+READY_TIMEOUT_S = 3.0  # how long /brain/ready waits for the backend's services, all checked at once
 
 
 @lru_cache(maxsize=1)
@@ -76,9 +86,49 @@ def health(request: Request) -> JSONResponse:
     )
 
 
+def backend_statuses(services: Callable[[], SearchServices], timeout_s: float) -> list[ServiceStatus]:
+    """Each service of the backend of ``services()`` (:func:`~brain_graph.stores.readiness.check_backend`);
+    services that cannot be built (their configuration) are one service ``configuration`` not ready."""
+    try:
+        backend = services().backend
+    except BrainGraphError as error:
+        return [ServiceStatus("configuration", str(error))]
+    return check_backend(backend, timeout_s)
+
+
+def readiness_body(statuses: list[ServiceStatus]) -> tuple[int, dict[str, Any]]:
+    """The status code and JSON of a readiness answer: 200 ``{"status": "ready", "backends": {name:
+    "ready"}}``, or 503 ``{"status": "unavailable", "backends": {name: "ready" | "unavailable"},
+    "unavailable": [names]}``. Only the services' names: why one is down (hosts, paths) is logged."""
+    down = [status.name for status in statuses if not status.ready]
+    backends = {status.name: "ready" if status.ready else "unavailable" for status in statuses}
+    if not down:
+        return 200, {"status": "ready", "backends": backends}
+    return 503, {"status": "unavailable", "backends": backends, "unavailable": down}
+
+
+def readiness_endpoint(
+    services: Callable[[], SearchServices] = default_services, timeout_s: float = READY_TIMEOUT_S
+) -> Callable[[Request], JSONResponse]:
+    """``GET /brain/ready`` over ``services`` (default: the services searches use, from the
+    environment): answers within about ``timeout_s`` seconds whatever the servers do. Sync, so
+    Starlette runs it in a thread."""
+
+    def ready(request: Request) -> JSONResponse:
+        statuses = backend_statuses(services, timeout_s)
+        for status in statuses:
+            if not status.ready:
+                logger.warning("/brain/ready: %s is not ready: %s", status.name, status.problem)
+        code, body = readiness_body(statuses)
+        return JSONResponse(body, code, headers={"Cache-Control": "no-store"})
+
+    return ready
+
+
 app = Starlette(
     routes=[
         Route("/brain/health", health, methods=["GET"]),
+        Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
         Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
     ]
 )

@@ -140,6 +140,7 @@ from brain_graph.stores.neo4j.index_reads import Neo4jIndexReads
 from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
 from brain_graph.stores.neo4j.vector_copies import CopiesClock
 from brain_graph.stores.neo4j_weaviate_reads import ServerSearchReads
+from brain_graph.stores.readiness import Check
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, plan_vectors
 from brain_graph.stores.weaviate.index import WeaviateVectorIndex
 from brain_graph.stores.weaviate.schema import VectorIndexKind
@@ -304,6 +305,12 @@ class Neo4jWeaviateBackend:
     @property
     def index_store(self) -> Neo4jWeaviateIndexStore:
         return self._index_store
+
+    def readiness_checks(self) -> dict[str, Check]:
+        """Each server answers one cheap request (:meth:`Neo4jClient.ping`,
+        :meth:`~brain_graph.stores.weaviate.client.WeaviateConnection.ping`); see
+        :mod:`brain_graph.stores.readiness`."""
+        return {"neo4j": self.neo4j.ping, "weaviate": self.weaviate.connection.ping}
 
     # -- loading ---------------------------------------------------------------------------------
 

@@ -70,3 +70,21 @@ def test_a_backend_that_is_down_is_named_in_bounded_time(down_server: DevServer)
     assert SECURED_POSTMORTEM not in response.text
     assert "127.0.0.1" not in error["message"]  # hosts and ports stay in the server log
     assert "unavailable" in error["message"]
+
+
+def test_readiness_names_the_servers_that_are_down_while_liveness_stays_ok(down_server: DevServer) -> None:
+    health = httpx.get(f"{down_server.url}/brain/health", timeout=10)
+    assert (health.status_code, health.json()["status"]) == (200, "ok")  # the process answers
+    ready = httpx.get(f"{down_server.url}/brain/ready", timeout=60)
+    assert ready.status_code == 503
+    assert ready.json() == {
+        "status": "unavailable",
+        "backends": {"neo4j": "unavailable", "weaviate": "unavailable"},
+        "unavailable": ["neo4j", "weaviate"],
+    }
+    assert "127.0.0.1" not in ready.text
+
+
+def test_an_embedded_server_with_its_store_is_ready(dev_server: DevServer) -> None:
+    ready = httpx.get(f"{dev_server.url}/brain/ready", timeout=60)
+    assert (ready.status_code, ready.json()) == (200, {"status": "ready", "backends": {"embedded": "ready"}})

@@ -49,6 +49,7 @@ from brain_graph.stores.embedded.vectors import (
 )
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
+from brain_graph.stores.readiness import Check
 from brain_graph.stores.search_reads import ComposedSearchReads
 from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
 
@@ -526,6 +527,18 @@ class EmbeddedStore:
         """Statements executed by reads so far: ``{"sqlite": statements}``."""
         with self._lock:
             return {"sqlite": self._statements}
+
+    def readiness_checks(self) -> dict[str, Check]:
+        """The store file reads (:meth:`check_readable`; see :mod:`brain_graph.stores.readiness`)."""
+        return {self.name: self.check_readable}
+
+    def check_readable(self) -> None:
+        """Returns when a search could read the store now: the file opens as a brain-graph store and its
+        nodes table reads (not counted in :meth:`round_trips`); a store never written reads as empty,
+        unless ``explicit``. Otherwise raises the error a search would get."""
+        with self._read() as db:
+            if db is not None:
+                db.execute("SELECT 1 FROM nodes LIMIT 1").fetchall()
 
     def close(self) -> None:
         """Close the idle read connections (a later read opens a new one)."""

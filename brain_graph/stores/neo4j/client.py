@@ -218,6 +218,18 @@ class Neo4jClient:
 
         return self._run(work)
 
+    def ping(self) -> None:
+        """One trivial statement (``RETURN 1``) on the configured database, in a session of its own and
+        bounded by the timeout, not counted in :attr:`round_trips`: returns when the server answers it
+        with these credentials, else :class:`BackendUnavailableError` (or :class:`ConfigurationError`
+        for a URI the driver refuses)."""
+
+        def work(driver: neo4j.Driver) -> None:
+            with driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session:
+                session.run(neo4j.Query("RETURN 1", timeout=self.timeout_s)).consume()
+
+        self._run(work)
+
     def write(self, work: Callable[[neo4j.Session], T]) -> T:
         """``work`` in a write session, after the schema statements ran (once per client)."""
 

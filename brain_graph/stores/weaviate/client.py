@@ -203,6 +203,16 @@ class WeaviateConnection:
         except CLIENT_ERRORS as error:
             raise unavailable(f"{self.host}:{self.http_port}/{self.grpc_port}", error) from None
 
+    def ping(self) -> None:
+        """One request to the server's REST API (``/v1/meta``, with the configured API key), bounded by
+        the timeout, not counted in :attr:`round_trips`: returns when the server answers it, else
+        :class:`BackendUnavailableError` naming ``weaviate``."""
+
+        async def meta(client: weaviate.WeaviateAsyncClient) -> None:
+            await client.get_meta()
+
+        self.call(meta, self.timeout_s)
+
     def close(self) -> None:
         """Close the client and stop the loop thread (a later call starts them again)."""
         with contextlib.suppress(Exception):
