@@ -12,7 +12,8 @@ from langgraph.types import Checkpointer, StateUpdate
 
 from brain_graph.config import default_services
 from brain_graph.nodes import PIPELINE as _PIPELINE
-from brain_graph.requests import check_context, check_state_update, check_top_level_keys, is_top_level_run
+from brain_graph.requests import check_context, check_state_update, check_top_level_keys
+from brain_graph.run_binding import is_subgraph_run
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, BrainSearchState
 from brain_graph.steps import ServicesProvider, Step, bind_step
@@ -61,7 +62,11 @@ class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, 
     - A top-level ``Command`` may resume and update the input keys, not ``goto`` a step; a state update
       (``update_state``) may write ``queryText``, ``filter`` and ``options`` only: the keys the steps
       write are trusted by the next steps (the validated request, records read within the caller's
-      access scope), so a caller cannot skip ``embed``'s checks or hand a step ids to read.
+      access scope), so a caller cannot skip ``embed``'s checks or hand a step ids to read. Whether a
+      run is a subgraph of a parent comes from LangGraph's own task machinery, never from the config
+      a caller sends (:func:`~brain_graph.run_binding.is_subgraph_run`).
+    - A step refuses a state the first step wrote for another caller (a thread stopped mid-way and
+      continued, copied or forked under another principal): :mod:`brain_graph.run_binding`.
     - The ``updates`` stream shows every key a step wrote, even when the caller restricts the stream
       to some ``output_keys`` (as the LangGraph server does, with the output schema's keys): ``embed``'s
       ``request`` and ``queryVectors`` are its real update, not ``null``. ``values`` chunks keep the
@@ -69,7 +74,7 @@ class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, 
     """
 
     def _prepare(self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]) -> Callable[[Any], Any]:
-        if is_top_level_run(config):
+        if not is_subgraph_run(config):
             check_top_level_keys(input)
             check_context(kwargs.get("context"), top_level=True)
         modes = _modes(kwargs.get("stream_mode") or self.stream_mode)
@@ -138,8 +143,8 @@ def compile_steps(
         output_schema=BrainSearchOutput,
     )
     previous = START
-    for node_name, step in steps:
-        builder.add_node(node_name, bind_step(node_name, step, provider))
+    for position, (node_name, step) in enumerate(steps):
+        builder.add_node(node_name, bind_step(node_name, step, provider, opens_run=position == 0))
         builder.add_edge(previous, node_name)
         previous = node_name
     builder.add_edge(previous, END)

@@ -116,8 +116,10 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     (hits and expanded nodes ranked by :mod:`brain_graph.ranking`), and what the next steps need, read in
     the same round trip as its last graph read: ``clusterMemberships`` (of the hits; None when episodes are
     off) and ``passageTexts`` (of the candidates passages are made of); ``score_episodes`` ``episodes`` and
-    ``episodeLabels``; ``assemble_passages`` ``passages``; ``build_pack`` ``promptPack``. A step that finds
-    no ``seedLinks``, ``clusterMemberships`` or ``passageTexts`` for its request reads them itself.
+    ``episodeLabels``; ``assemble_passages`` ``passages``; ``build_pack`` ``promptPack``. ``callerKey`` names the
+    principal the rest was read for (:mod:`brain_graph.run_binding`), written with ``embed``'s update. A
+    step that finds no ``seedLinks``, ``clusterMemberships`` or ``passageTexts`` for its request reads them
+    itself.
     """
 
     request: SearchRequest
@@ -128,6 +130,7 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     clusterMemberships: list[MembershipRow] | None
     passageTexts: PassageTexts | None
     episodeLabels: dict[str, str]
+    callerKey: str
 
 
 def search_input(

@@ -34,6 +34,7 @@ from brain_graph.requests import (
     principal_from_user,
     require_user_scope,
 )
+from brain_graph.run_binding import CALLER_KEY_STATE, caller_key, check_caller
 from brain_graph.security import AccessScope, Principal, resolve_scope
 from brain_graph.services import SearchServices
 from brain_graph.state import BrainSearchContext, BrainSearchState
@@ -177,8 +178,14 @@ def served_error(step: str, error: Exception) -> Exception | None:
     return InternalError()
 
 
-def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Callable[..., Mapping[str, Any]]:
+def bind_step(
+    name: str, step: Step, default_services: ServicesProvider, *, opens_run: bool = False
+) -> Callable[..., Mapping[str, Any]]:
     """A LangGraph node running ``step`` with dependencies from the runtime context.
+
+    The first step of a pipeline (``opens_run``) writes the caller key of the run's principal with its
+    update; every other step first refuses a state written for another caller
+    (:mod:`brain_graph.run_binding`).
 
     Each node emits a ``custom`` stream event ``{"step", "ms", "counts"}``. With ``DEBUG_PIPELINE=1``
     it also logs (logger ``brain_graph.pipeline``, level DEBUG) ``PIPELINE <step>.in`` with the query,
@@ -198,11 +205,15 @@ def bind_step(name: str, step: Step, default_services: ServicesProvider) -> Call
         try:
             server_user = runtime.server_info.user if runtime.server_info is not None else None
             deps = resolve_deps(runtime.context, default_services, server_user)
+            if not opens_run:
+                check_caller(state, deps.principal)
             if debug:
                 _ensure_debug_output()
                 logger.debug("PIPELINE %s.in | %s", name, _describe_input(state, deps))
             started = time.perf_counter()
             update = step(state, deps)
+            if opens_run:
+                update = {**update, CALLER_KEY_STATE: caller_key(deps.principal)}
         except Exception as error:
             if debug:
                 elapsed = (time.perf_counter() - started) * 1000

@@ -187,7 +187,7 @@ def test_stream_updates_arrive_step_by_step_in_order(sdk: SyncLangGraphClient, h
     assert steps == list(NODE_NAMES)
     expected = in_process(home_graph, request, principal)
     # Each step's real update, internal keys included (the values stream keeps the output schema).
-    assert set(updates["embed"]) == {"request", "queryVectors"}
+    assert set(updates["embed"]) == {"request", "queryVectors", "callerKey"}
     assert updates["embed"]["request"]["options"]["topK"] == request["options"]["topK"]
     assert updates["embed"]["request"]["filter"]["tenantId"] == request["filter"]["tenantId"]
     assert updates["retrieve"]["hits"] == expected["hits"]

@@ -21,7 +21,7 @@ from tests.platform.devserver import DevServer
 pytestmark = pytest.mark.server
 
 STEP_WRITES = {
-    "embed": ["request", "queryVectors"],
+    "embed": ["request", "queryVectors", "callerKey"],
     "retrieve": ["hits", "nodeRecords", "seedLinks", "seedScores"],
     "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates", "clusterMemberships", "passageTexts"],
     "score_episodes": ["episodes", "episodeLabels"],

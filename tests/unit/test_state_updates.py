@@ -6,15 +6,18 @@ would skip the request's checks or hand a step ids to read."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
 from brain_graph.errors import InvalidRequestError
 from brain_graph.graph import BrainSearchGraph, build_graph
+from brain_graph.security import Principal
 from brain_graph.services import SearchServices
+from brain_graph.state import BrainSearchContext
 from tests.helpers import request
 
 
@@ -60,3 +63,64 @@ def test_update_state_may_change_the_input_only(
     assert graph.get_state(config).values == before
     graph.update_state(config, {"queryText": "duplicate card charges"})
     assert graph.get_state(config).values["queryText"] == "duplicate card charges"
+
+
+@pytest.mark.parametrize("namespace", ["x", "brain_search:1", "|"])
+def test_a_checkpoint_namespace_from_the_caller_does_not_lift_the_guards(
+    searched: tuple[BrainSearchGraph, dict[str, Any], dict[str, Any]], namespace: str
+) -> None:
+    graph, config, stored = searched
+    named = {"configurable": {**config["configurable"], "checkpoint_ns": namespace}}
+    with pytest.raises(InvalidRequestError) as info:
+        graph.invoke(Command(update={"request": forged(stored)}, goto="expand"), named)
+    assert info.value.field == "command.goto"
+    with pytest.raises(InvalidRequestError, match=r"may not set \['hits'\]"):
+        graph.invoke(Command(update={"hits": []}), named)
+    with pytest.raises(InvalidRequestError, match="unknown key"):
+        graph.invoke({**request("token refresh"), "request": forged(stored)}, named)
+
+
+def test_a_parent_reader_named_in_json_is_no_parent(
+    searched: tuple[BrainSearchGraph, dict[str, Any], dict[str, Any]],
+) -> None:
+    graph, config, _ = searched
+    spoofed = {"configurable": {**config["configurable"], "checkpoint_ns": "x", "__pregel_read": "parent"}}
+    with pytest.raises(InvalidRequestError) as info:
+        graph.invoke(Command(goto="expand"), spoofed)
+    assert info.value.field == "command.goto"
+
+
+def test_a_real_parent_graph_still_runs_it_as_a_subgraph(small_services: SearchServices) -> None:
+    class Parent(TypedDict, total=False):
+        queryText: str
+        filter: dict[str, Any]
+        options: dict[str, Any]
+        promptPack: dict[str, Any]
+        hits: list[dict[str, Any]]
+
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(Parent)
+    builder.add_node("search", build_graph(small_services))
+    builder.add_edge(START, "search")
+    builder.add_edge("search", END)
+    parent = builder.compile(checkpointer=InMemorySaver())
+    output = parent.invoke(request("token refresh"), {"configurable": {"thread_id": "p"}})
+    assert output["hits"]
+    assert output["promptPack"]["citations"]
+
+
+def test_a_search_stopped_mid_way_continues_only_for_its_caller(small_services: SearchServices) -> None:
+    graph = build_graph(small_services, checkpointer=InMemorySaver())
+    alice = BrainSearchContext(principal=Principal("alice", groups=("security",)))
+    for thread, resumer in (("same", alice), ("other", BrainSearchContext(principal=Principal("bob")))):
+        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+        graph.invoke(request("token refresh", secured=True), config, context=alice, interrupt_before=["expand"])
+        assert graph.get_state(config).next == ("expand",)
+        if resumer is alice:
+            assert graph.invoke(None, config, context=resumer)["promptPack"]["citations"]
+            continue
+        with pytest.raises(InvalidRequestError) as info:
+            graph.invoke(None, config, context=resumer)
+        assert info.value.field == "state"
+        with pytest.raises(InvalidRequestError):
+            graph.invoke(None, config)  # no principal at all
+        assert graph.get_state(config).next == ("expand",)  # nothing was read for them

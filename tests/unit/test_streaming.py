@@ -17,7 +17,7 @@ def test_updates_carry_every_key_a_step_wrote(small_graph: BrainSearchGraph) -> 
     updates = list(small_graph.stream(request("token refresh"), stream_mode="updates"))
     assert [next(iter(update)) for update in updates] == list(NODE_NAMES)
     by_step: dict[str, Any] = {step: value for update in updates for step, value in update.items()}
-    assert set(by_step["embed"]) == {"request", "queryVectors"}
+    assert set(by_step["embed"]) == {"request", "queryVectors", "callerKey"}
     assert set(by_step["retrieve"]) == {"hits", "nodeRecords", "seedLinks", "seedScores"}
     assert set(by_step["expand"]) == {
         "graphNodes",
