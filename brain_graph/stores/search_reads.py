@@ -71,9 +71,11 @@ class ComposedSearchReads:
         return self._vectors.similarity(queries, node_ids, scope=scope)
 
     def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
-        nodes = self._graph.get_nodes(request.new, scope=scope) if request.new else []
+        sought = list(dict.fromkeys([*request.new, *request.known]))
+        found = {node.node_id: node for node in self._graph.get_nodes(sought, scope=scope)} if sought else {}
+        nodes = [found[node_id] for node_id in dict.fromkeys(request.new) if node_id in found]
         added = [node.node_id for node in nodes]
-        visible = {*request.known, *added}
+        visible = set(found)
         admitted = [node_id for node_id in dict.fromkeys([*request.known, *request.new]) if node_id in visible]
         edges = self._graph.edges_among(admitted, scope=scope, edge_types=request.edge_types) if admitted else []
         memberships = []

@@ -86,7 +86,7 @@ def profiled(backend: Neo4jWeaviateBackend, query: LiteralString, params: dict[s
 
 
 def among_hits(backend: Neo4jWeaviateBackend, tenant: str) -> tuple[int, set[tuple[str, str, str]]]:
-    params = {"tenantId": tenant, "nodeIds": sorted(ADMITTED), "edgeTypes": TYPES}
+    params = {**cypher_params(AccessScope(tenant)), "nodeIds": sorted(ADMITTED), "edgeTypes": TYPES}
     hits, rows = profiled(backend, cypher.edges_among(tuple(TYPES)), params)
     return hits, {(edge_type, source, target) for edge_type, source, target, _ in rows}
 
@@ -141,7 +141,7 @@ def test_the_context_of_a_search_with_an_admitted_hub_costs_as_much_whatever_its
 
 def test_without_edge_types_no_edge_is_read(hubs: HubTenants) -> None:
     tenant = hubs.load(2_000, loops=False)
-    params = {"tenantId": tenant, "nodeIds": sorted(ADMITTED), "edgeTypes": []}
+    params = {**cypher_params(AccessScope(tenant)), "nodeIds": sorted(ADMITTED), "edgeTypes": []}
     hits, rows = profiled(hubs.backend, cypher.edges_among(()), params)
     assert rows == []
     assert hits < 10 * len(ADMITTED)  # the admitted nodes are sought, none of their edges read
@@ -187,7 +187,7 @@ def test_edges_of_types_a_search_does_not_follow_are_not_read(hubs: HubTenants) 
         statements = {
             "seeds": (cypher.seeds, {**scope, "nodeIds": ADMITTED, "maxDegree": 50, **NO_COPIES}),
             "links": (cypher.links, {**scope, "frontier": ADMITTED, "maxDegree": 50}),
-            "edges_among": (cypher.edges_among, {"tenantId": tenant, "nodeIds": sorted(ADMITTED)}),
+            "edges_among": (cypher.edges_among, {**scope, "nodeIds": sorted(ADMITTED)}),
         }
         hits: dict[str, int] = {}
         found: list[str] = []

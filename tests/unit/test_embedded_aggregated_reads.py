@@ -163,7 +163,7 @@ def test_aggregated_statements_cost_what_their_rows_cost(tmp_path: Path) -> None
     ids = json.dumps(["hub", "n00001", "n00002", "n02999", "c"])
     params = {**sql_params(AccessScope("t")), "ids": ids}
     links = {**params, "frontier": ids, "edge_types": '["REFERENCES", "IN_CLUSTER"]', "row_cap": 102}
-    among = {"scope_tenant": "t", "ids": ids, "edge_types": '["REFERENCES", "IN_CLUSTER"]', "cap": 10}
+    among = {**params, "edge_types": '["REFERENCES", "IN_CLUSTER"]', "cap": 10}
     cases = [
         (embedded_store._NODES, params),
         (embedded_store._LINKS, links),

@@ -70,7 +70,7 @@ def test_links_of_a_hub_and_of_small_nodes(tmp_path: Path) -> None:
 def _among_steps(path: Path, ids: list[str]) -> tuple[int, list[tuple[str, str, str]]]:
     """SQLite virtual machine steps (in hundreds) of :data:`EDGES_AMONG` for ``ids``, and the edges."""
     params = {
-        "scope_tenant": "t",
+        **sql_params(AccessScope("t")),
         "edge_types": json.dumps(TYPES),
         "ids": json.dumps(ids),
         "cap": len(ids) * len(TYPES),

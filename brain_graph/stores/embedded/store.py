@@ -92,42 +92,52 @@ def _direction(near: LiteralString, far: LiteralString, index: LiteralString) ->
     )
 
 
+# The frontier: its visible nodes (an invisible id is no frontier: its edges are never read).
 LINKS = (
-    "WITH f AS (SELECT DISTINCT value AS node_id FROM json_each(:frontier)) SELECT f.node_id, "
+    "WITH f AS MATERIALIZED (SELECT DISTINCT fn.node_id FROM json_each(:frontier) fj"
+    " CROSS JOIN nodes fn ON fn.tenant_id = :scope_tenant AND fn.node_id = fj.value WHERE " + sql_visible("fn") + ")"
+    " SELECT f.node_id, "
     + _direction("from_node_id", "to_node_id", "sqlite_autoindex_edges_1")
     + " AS outgoing, "
     + _direction("to_node_id", "from_node_id", "edges_by_target")
     + " AS incoming FROM f"
 )
-# The edges among ``ids``: one index range per source node (the unary ``+`` keeps the type and target
-# lists out of the index lookup: as index constraints they multiply into |ids| x |types| x |ids|
-# probes, 80 ms for 200 ids), except for a source with at least ``:cap`` (|ids| x |types|) out-edges,
-# an admitted hub: its edges are sought pair by pair, |types| x |ids| probes, instead of reading all of
-# its out-edges (a 50,000-edge hub: 10.4 ms against 0.5). ``_HUB`` finds such a source by probing its
-# ``:cap``-th out-edge.
+# The edges among the visible nodes of ``ids`` (``v``): one index range per source node (the unary
+# ``+`` keeps the type and target lists out of the index lookup: as index constraints they multiply
+# into |ids| x |types| x |ids| probes, 80 ms for 200 ids), except for a source with at least ``:cap``
+# (|ids| x |types|) out-edges, an admitted hub: its edges are sought pair by pair, |types| x |ids|
+# probes, instead of reading all of its out-edges (a 50,000-edge hub: 10.4 ms against 0.5). ``_HUB``
+# finds such a source by probing its ``:cap``-th out-edge.
 _HUB = (
     "EXISTS (SELECT 1 FROM edges c WHERE c.tenant_id = :scope_tenant AND c.from_node_id = f.value"
     " LIMIT 1 OFFSET :cap - 1)"
 )
 EDGES_AMONG = (
-    "SELECT edge_type, from_node_id, to_node_id, properties FROM edges"
+    "WITH v AS MATERIALIZED (SELECT n.node_id AS value FROM json_each(:ids) j"
+    " CROSS JOIN nodes n ON n.tenant_id = :scope_tenant AND n.node_id = j.value WHERE " + sql_visible("n") + ")"
+    " SELECT edge_type, from_node_id, to_node_id, properties FROM edges"
     " WHERE tenant_id = :scope_tenant AND +edge_type IN (SELECT value FROM json_each(:edge_types))"
-    f" AND from_node_id IN (SELECT f.value FROM json_each(:ids) f WHERE NOT {_HUB})"
-    " AND +to_node_id IN (SELECT value FROM json_each(:ids))"
+    f" AND from_node_id IN (SELECT f.value FROM v f WHERE NOT {_HUB})"
+    " AND +to_node_id IN (SELECT value FROM v)"
     " UNION ALL"
     " SELECT e.edge_type, e.from_node_id, e.to_node_id, e.properties"
-    " FROM json_each(:ids) f CROSS JOIN json_each(:edge_types) t CROSS JOIN json_each(:ids) g"
+    " FROM v f CROSS JOIN json_each(:edge_types) t CROSS JOIN v g"
     " CROSS JOIN edges e ON e.tenant_id = :scope_tenant AND e.from_node_id = f.value"
     " AND e.edge_type = t.value AND e.to_node_id = g.value"
     f" WHERE {_HUB}"
 )
-# Visible clusters of the given members, each with its number of visible members (counted from the
+# Visible clusters of the given visible members, each with its number of visible members (counted from the
 # cluster through the index of incoming edges; the planner would otherwise scan the tenant's nodes).
 CLUSTER_MEMBERSHIPS = (
     "WITH m AS MATERIALIZED (SELECT e.from_node_id AS member_id, e.to_node_id AS cluster_id"
     " FROM edges e JOIN nodes c ON c.tenant_id = e.tenant_id AND c.node_id = e.to_node_id"
+    " JOIN nodes mn ON mn.tenant_id = e.tenant_id AND mn.node_id = e.from_node_id"
     " WHERE e.tenant_id = :scope_tenant AND e.edge_type = :membership AND c.node_type = :cluster_type"
-    " AND e.from_node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("c") + "),"
+    " AND e.from_node_id IN (SELECT value FROM json_each(:ids)) AND "
+    + sql_visible("c")
+    + " AND "
+    + sql_visible("mn")
+    + "),"
     # each cluster's visible members counted once, not once per member asked about (a 20,000-member
     # cluster with 20 of its members among the hits: 20 counts of 20 ms each)
     " s AS MATERIALIZED (SELECT d.cluster_id,"
@@ -418,7 +428,7 @@ class EmbeddedStore:
                 return []
             unique, types = list(dict.fromkeys(node_ids)), sorted(set(edge_types))
             params = {
-                "scope_tenant": scope.tenant_id,
+                **sql_params(scope),
                 "edge_types": _ids(types),
                 "ids": _ids(unique),
                 "cap": len(unique) * len(types),

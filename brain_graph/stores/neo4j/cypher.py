@@ -419,8 +419,9 @@ def frontier_links(sources: str, edge_types: tuple[str, ...]) -> str:
 
 
 def sought(ids: str) -> str:
-    """Frontier rows ``s``: the nodes of the current generation whose ids are the list expression ``ids``."""
-    return "UNWIND " + ids + " AS sourceId " + seek("s", "= sourceId")
+    """Frontier rows ``s``: the visible nodes of the current generation whose ids are the list expression
+    ``ids`` (an invisible id is no frontier: its edges are never read)."""
+    return "UNWIND " + ids + " AS sourceId " + seek("s", "= sourceId") + "AND " + visible("s") + " "
 
 
 def unwound(nodes: str) -> str:
@@ -479,9 +480,9 @@ def edges_within(nodes: str, edge_types: tuple[str, ...]) -> str:
 
 
 def clusters_of(members: LiteralString) -> LiteralString:
-    """The visible clusters (of the cluster node type) of the nodes matching ``members`` (an ``IN``
-    condition on their ids), one row per cluster ``c`` with ``members`` (their ids) and ``size``, its
-    visible members counted by expanding from the cluster. Members themselves need not be visible.
+    """The visible clusters (of the cluster node type) of the visible nodes matching ``members`` (an
+    ``IN`` condition on their ids), one row per cluster ``c`` with ``members`` (their ids) and ``size``,
+    its visible members counted by expanding from the cluster.
 
     Neither the cluster nor the counted members carry a label in the pattern (as in :func:`linked`):
     with ``:BrainNode`` the planner may read the ``(tenantId, generation)`` index once per cluster and
@@ -489,7 +490,7 @@ def clusters_of(members: LiteralString) -> LiteralString:
     nodes: 190,000 index rows per search, 263 ms instead of 12 ms, for minutes). Without a label only an
     expansion from the matched node is cheap, whatever the statistics."""
     return (
-        seek("m", members) + "MATCH (m)-" + MEMBERSHIP + "->(c) "
+        seek("m", members) + "AND " + visible("m") + " MATCH (m)-" + MEMBERSHIP + "->(c) "
         "WHERE " + same_generation("c") + " AND c.nodeType = $clusterType AND " + visible("c") + " "
         "WITH t, c, collect(m.nodeId) AS members "
         "WITH c, members, size([(c)<-"
@@ -504,20 +505,22 @@ def clusters_of(members: LiteralString) -> LiteralString:
 
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def edges_among(edge_types: tuple[str, ...]) -> str:
-    """The edges of ``edge_types`` among the nodes of ``$nodeIds`` (:func:`edges_within`)."""
+    """The edges of ``edge_types`` among the visible nodes of ``$nodeIds`` (:func:`edges_within`)."""
     return (
         TENANT
         + "CALL (t) { "
         + seek("n", "IN $nodeIds")
-        + "RETURN collect(n) AS among } "
+        + "AND "
+        + visible("n")
+        + " RETURN collect(n) AS among } "
         + edges_within("among", edge_types)
         + "RETURN type(r) AS edgeType, a.nodeId AS fromNodeId, b.nodeId AS toNodeId, r.properties AS properties"
     )
 
 
-# Clusters (visible, of the cluster node type) the given nodes belong to, with the number of
-# visible members of each cluster (counted by expanding from the cluster). Members themselves need
-# not be visible (as in the embedded store). The metadata of clusters in ``$known`` is not returned.
+# Clusters (visible, of the cluster node type) the given visible nodes belong to, with the number of
+# visible members of each cluster (counted by expanding from the cluster). The metadata of clusters in
+# ``$known`` is not returned.
 CLUSTER_MEMBERSHIPS: LiteralString = (
     TENANT + clusters_of("IN $nodeIds") + "UNWIND members AS memberId "
     "RETURN memberId, c.nodeId AS clusterId, size, "
@@ -611,8 +614,8 @@ def hop(edge_types: tuple[str, ...]) -> str:
 
 @lru_cache(maxsize=STATEMENTS_CACHED)
 def context(edge_types: tuple[str, ...]) -> str:
-    """After an expansion: the visible nodes of ``$newIds`` and the nodes of ``$knownIds`` are sought
-    once (``among``; ``ids``: the known ids and the visible new ones), then the edges of ``edge_types``
+    """After an expansion: the visible nodes of ``$newIds`` and of ``$knownIds`` are sought once
+    (``among``; ``ids``: their ids), then the edges of ``edge_types``
     among them (:func:`edges_within`), the clusters of ``$members`` (CLUSTER_MEMBERSHIPS; records of
     ``$records`` and ``ids`` not returned), the texts (GET_PASSAGE_HEADS) of ``cited``, the first
     ``$passages`` of ``$ranked`` among ``ids``, and last the metadata of the visible new nodes
@@ -620,8 +623,8 @@ def context(edge_types: tuple[str, ...]) -> str:
     return (
         TENANT + "CALL (t) { " + seek("n", "IN $newIds") + "AND " + visible("n") + " "
         "RETURN collect(n) AS added } "
-        "CALL (t) { " + seek("k", "IN $knownIds") + "RETURN collect(k) AS known } "
-        "WITH t, added, known + added AS among, $knownIds + [n IN added | n.nodeId] AS ids "
+        "CALL (t) { " + seek("k", "IN $knownIds") + "AND " + visible("k") + " RETURN collect(k) AS known } "
+        "WITH t, added, known + added AS among, [n IN known + added | n.nodeId] AS ids "
         "WITH t, added, among, ids, [id IN $ranked WHERE id IN ids][..$passages] AS cited "
         "CALL (among) { "
         + edges_within("among", edge_types)

@@ -108,7 +108,7 @@ class Neo4jGraphStore:
         types = tuple(sorted(set(edge_types)))
         rows = self._client.read(
             cypher.edges_among(types),
-            {"tenantId": scope.tenant_id, "nodeIds": sorted(set(node_ids)), "edgeTypes": list(types)},
+            {**cypher_params(scope), "nodeIds": sorted(set(node_ids)), "edgeTypes": list(types)},
         )
         edges = [
             EdgeRecord(

@@ -24,7 +24,6 @@ from brain_graph.stores.neo4j import cypher
 from brain_graph.stores.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j.graph import heads_params, node_meta, passage_heads
 from brain_graph.stores.neo4j.vector_copies import MAX_COPIED
-from brain_graph.stores.search_reads import cited_ids
 from brain_graph.vocabulary import CLUSTER
 
 
@@ -152,7 +151,7 @@ class Neo4jSearchReads:
         }
         rows = self._client.read(cypher.context(types), params)
         if not rows:  # the tenant has no pointer (dropped during the search): nothing is visible
-            return SearchContext([], [], [], cited_ids(request.ranked, set(request.known), request.passages), {})
+            return SearchContext([], [], [], [], {})
         row = rows[0]
         return SearchContext(
             [node_meta(node) for node in row["nodes"]],
