@@ -40,12 +40,12 @@ from brain_graph.indexing.report import IndexReport
 from brain_graph.requests import (
     context_value,
     is_insecure_user,
-    is_top_level_run,
     principal_from_user,
     require_user_scope,
     user_claim,
     user_scopes,
 )
+from brain_graph.run_binding import is_subgraph_run
 from brain_graph.services import SearchServices
 
 INDEX_GRAPH_NAME = "brain_index"
@@ -150,13 +150,13 @@ class BrainIndexGraph(CompiledStateGraph[BrainIndexState, BrainIndexContext, Bra
     (:func:`check_index_context`); as a subgraph it reads only its own keys of the parent's state."""
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
-        if is_top_level_run(config):
+        if not is_subgraph_run(config):
             check_input_keys(input)
             check_index_context(kwargs.get("context"))
         return super().stream(input, config, **kwargs)
 
     def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
-        if is_top_level_run(config):
+        if not is_subgraph_run(config):
             check_input_keys(input)
             check_index_context(kwargs.get("context"))
         return super().astream(input, config, **kwargs)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.types import Command
 from pydantic import ValidationError
 
@@ -24,11 +23,6 @@ OPTION_NAMES = frozenset(field.alias or name for name, field in BrainSearchOptio
 
 def _field_path(location: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in location) or "request"
-
-
-def is_top_level_run(config: RunnableConfig | None) -> bool:
-    """Whether a run is the outermost graph (a subgraph runs inside its parent's checkpoint namespace)."""
-    return not ensure_config(config).get("configurable", {}).get("checkpoint_ns")
 
 
 def check_top_level_keys(value: Any) -> None:

@@ -77,3 +77,15 @@ def test_a_context_that_is_not_one_is_refused(small_services: SearchServices, co
     with pytest.raises(InvalidRequestError, match=message):
         build_index_graph(small_services).invoke({"tenants": ["t1"], "full": True}, context=context)
     assert vector_states(small_services) == before
+
+
+def test_a_checkpoint_namespace_from_the_caller_does_not_lift_the_check(small_services: SearchServices) -> None:
+    before = vector_states(small_services)
+    graph = build_index_graph(small_services)
+    for namespace in ("x", "brain_index:1"):
+        config: dict[str, Any] = {"configurable": {"checkpoint_ns": namespace, "__pregel_read": "parent"}}
+        with pytest.raises(InvalidRequestError, match=r"unknown key\(s\) \['tenant'\]"):
+            graph.invoke({"tenant": ["t1"], "full": True}, config)
+        with pytest.raises(InvalidRequestError, match="context"):
+            graph.invoke({"tenants": ["t1"]}, config, context="services")
+    assert vector_states(small_services) == before
