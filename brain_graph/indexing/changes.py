@@ -27,10 +27,14 @@ def vector_changes(
     stale vector of a changed node the embedder failed on deleted (the node is counted ``pending``; a
     current vector is kept when re-embedding it fails). ``truncated`` counts the embedded texts cut
     to the profile's ``max_chars`` plus those the embedder cuts to its input limit.
+    A stored vector that searches do not see as stored (not ``searchable``) is re-embedded and both
+    deleted and upserted, so the change writes it anew: a store may keep an upserted vector equal to
+    the stored one where it is (Weaviate does not index it again), which would leave it unreachable.
     ``states`` (the stored vectors' states by node id) loses the entries of ``nodes``; ``report``
     gets the counts."""
     identity = registry.identity(profile)
     deletes: list[VectorKey] = []
+    rewritten: set[str] = set()  # unsearchable: deleted, then written again
     work: list[tuple[NodeRecord, str, str, bool]] = []
     for node in nodes:
         state = states.pop(node.node_id, None)
@@ -47,6 +51,8 @@ def vector_changes(
         work.append((node, text, text_hash, cut))
         if state is not None and not is_current(state, node, text_hash):
             deletes.append(VectorKey(node.tenant_id, profile.profile_id, node.node_id))  # stale: gone if not replaced
+            if not state.searchable:
+                rewritten.add(node.node_id)
     upserts: list[VectorRecord] = []
     embedder = registry.embedders[profile.embedder_id]
     for start in range(0, len(work), EMBED_BATCH):
@@ -74,5 +80,5 @@ def vector_changes(
             )
     report.embedded += len(upserts)
     written = {record.node_id for record in upserts}
-    deletes = [key for key in deletes if key.node_id not in written]
+    deletes = [key for key in deletes if key.node_id not in written or key.node_id in rewritten]
     return ChangeSet(upsert_vectors=upserts, delete_vectors=deletes, profiles=[identity] if upserts else [])

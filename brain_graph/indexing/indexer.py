@@ -2,11 +2,13 @@
 
 For each (tenant, profile) it reads the stored vectors' states once, then pages through the tenant's
 nodes of the profile's types (:data:`PAGE_SIZE` at a time, so memory stays bounded whatever the
-size): a node whose content hash and filter metadata match its vector is left alone; a new or changed
-node is embedded (in batches; a text the embedder fails on is reported ``pending`` and keeps no stale
-vector); a node without text loses its vector. Vectors left over at the end belong to nodes that are
-gone (or no longer of the profile's types) and are deleted: the reconciliation. Each page is written
-as one :class:`~brain_graph.stores.base.ChangeSet`.
+size): a node whose content hash and filter metadata match its vector, which searches see as stored,
+is left alone; a new or changed node is embedded (in batches; a text the embedder fails on is reported
+``pending`` and keeps no stale vector); a node without text loses its vector. A stored vector that
+searches do not see as stored (:attr:`~brain_graph.stores.base.VectorState.searchable`: what an
+interrupted write can leave) is embedded and written anew, so a run after a killed one converges.
+Vectors left over at the end belong to nodes that are gone (or no longer of the profile's types) and
+are deleted: the reconciliation. Each page is written as one :class:`~brain_graph.stores.base.ChangeSet`.
 
 A profile whose configured embedder differs from the recorded one is re-indexed only by a full run
 over every tenant (``full=True`` without a tenant list): its vectors are dropped, then rebuilt;

@@ -73,13 +73,18 @@ class VectorRecord:
 @dataclass(frozen=True)
 class VectorState:
     """A stored vector seen by the indexer: the hash of what it was made from ("" for vectors written
-    before hashes existed) and the filter metadata it carries (compared with the node's)."""
+    before hashes existed) and the filter metadata it carries (compared with the node's).
+
+    ``searchable`` False: the vector is stored but searches do not see it as stored (a vector index
+    that cannot reach it, or a copy of it that differs, both left by an interrupted write); the
+    indexer writes such a vector anew, deleting it first (:func:`brain_graph.indexing.changes.vector_changes`)."""
 
     node_id: str
     content_hash: str
     project_key: str | None
     secured: bool
     acl: tuple[str, ...]
+    searchable: bool = True
 
 
 @dataclass(frozen=True, order=True)
@@ -471,7 +476,8 @@ class IndexStore(Protocol):
         self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
     ) -> list[VectorState]:
         """The tenant's stored vectors of a profile (those of ``node_ids`` only, when given), sorted by
-        node id. Bounded round trips per call, whatever the number of vectors (paged reads)."""
+        node id, each telling whether searches see it as stored (``searchable``). Bounded round trips
+        per call, whatever the number of vectors (paged reads)."""
         ...
 
     def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:

@@ -73,7 +73,8 @@ Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across 
 
 Write-side reads (:class:`Neo4jWeaviateIndexStore`): ``tenants``, ``node_page`` (an index range in
 id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``vector_states`` is Neo4j
-``1`` (the generation) + Weaviate one request per 5,000 objects (cursor) or per 10,000 given ids;
+``1`` (the generation) + Weaviate one request per 5,000 objects (cursor) or per 10,000 given ids, then
+one per 10,000 objects found (which of them a vector search reaches, :mod:`.weaviate.states`);
 ``recorded_profiles`` one Weaviate request.
 
 Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion

@@ -240,6 +240,24 @@ def test_deleting_edges_and_vectors_leaves_the_rest(harness: Harness) -> None:
     assert ids(harness.backend.index_store.get_records(harness.t("t1"), ["a", "b", "c"])) == ["a", "b", "c"]
 
 
+def test_a_vector_both_deleted_and_upserted_is_written_anew(harness: Harness) -> None:
+    """Deletes come before upserts: the vector is stored once, as upserted, and searches find it
+    (the same values as stored, and new ones)."""
+    nodes, _, _ = base(harness)
+    tenant = harness.t("t1")
+    for values, content_hash in (([1.0, 0.0, 0.0, 0.0], "hash-a"), ([0.0, 0.0, 0.0, 1.0], "hash-a2")):
+        harness.backend.apply(
+            ChangeSet(
+                delete_vectors=[VectorKey(tenant, WORK, "a")],
+                upsert_vectors=[hashed_row(nodes[0], values, content_hash)],
+                profiles=PROFILES,
+            )
+        )
+        assert states(harness, "t1")["a"] == VectorState("a", content_hash, "P", False, ())
+        assert found(harness, "t1", values)[0] == "a"
+        assert harness.backend.admin.count(tenant).vectors[WORK] == 3
+
+
 def test_an_edge_to_a_missing_node_refuses_the_whole_change(harness: Harness) -> None:
     base(harness)
     before = everything(harness)

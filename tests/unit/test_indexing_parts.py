@@ -1,4 +1,5 @@
-"""Pure parts of the write side: content hashes, batch embedding with failures, reports."""
+"""Pure parts of the write side: content hashes, the vector changes of a page, batch embedding with
+failures, reports."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.errors import ConfigurationError
+from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.embedding import embed_texts
 from brain_graph.indexing.hashing import content_hash, is_current
 from brain_graph.indexing.report import IndexReport
-from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState
+from brain_graph.profiles import default_profiles, profile_text
+from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorKey, VectorState
 
 IDENTITY = ProfileIndexInfo("p", "model@abc", 3)
 
@@ -53,6 +56,7 @@ def test_a_vector_is_current_only_with_the_same_hash_and_filter_metadata() -> No
     assert not is_current(VectorState("n", "h", "Q", True, ("group:g", "user:a")), node, "h")
     assert not is_current(VectorState("n", "h", "P", False, ()), node, "h")
     assert not is_current(VectorState("n", "h", "P", True, ("user:a",)), node, "h")
+    assert not is_current(VectorState("n", "h", "P", True, ("group:g", "user:a"), searchable=False), node, "h")
 
 
 def test_a_failing_batch_is_retried_text_by_text() -> None:
@@ -85,3 +89,26 @@ def test_reports_add_up_and_say_when_there_was_nothing_to_do() -> None:
         "seconds": 0,
     }
     assert total.summary().startswith("embedded 2, unchanged 3, deleted 0, pending 1, truncated 1")
+
+
+def test_an_unsearchable_vector_is_deleted_and_written_again_even_when_current() -> None:
+    """A stored vector searches do not see as stored is re-embedded and both deleted and upserted (a
+    store may keep an equal vector where it is, out of its index); a searchable current one is left
+    alone, and ``full`` re-embeds it without deleting it."""
+    registry = default_profiles()
+    profile = registry.get("cdm.doc.body")
+    nodes = [NodeRecord("t", node_id, "cdm.doc", "P", f"title {node_id}", None, text={"body": "b"}) for node_id in "ab"]
+    text_hash = {n.node_id: content_hash(registry.identity(profile), profile_text(n, profile)[0]) for n in nodes}
+
+    def states() -> dict[str, VectorState]:
+        return {
+            "a": VectorState("a", text_hash["a"], "P", False, ()),
+            "b": VectorState("b", text_hash["b"], "P", False, (), searchable=False),
+        }
+
+    for full in (False, True):
+        report = IndexReport()
+        changes = vector_changes(nodes, profile, registry, states(), full=full, report=report)
+        assert [v.node_id for v in changes.upsert_vectors] == (["a", "b"] if full else ["b"])
+        assert changes.delete_vectors == [VectorKey("t", profile.profile_id, "b")]
+        assert (report.embedded, report.unchanged, report.deleted) == ((2, 0, 0) if full else (1, 1, 0))

@@ -4,7 +4,8 @@ A change is planned per target, a (collection, Weaviate tenant of the tenant's g
 (:func:`plan_vectors`): the node ids whose objects it deletes (a deleted node's in every collection, a
 deleted vector's in its profile's) and the records it upserts. Before writing, the objects of every
 node the change touches are read with their vectors and properties (:meth:`WeaviateChanges.read`);
-then objects are deleted by id and upserted in batches (:meth:`~WeaviateChanges.write`, idempotent);
+then objects are deleted by id and upserted in batches (:meth:`~WeaviateChanges.write`, idempotent;
+an object both deleted and upserted is deleted first, so Weaviate indexes its vector again);
 :meth:`~WeaviateChanges.restore` undoes it whatever point the writes reached: it deletes the objects
 the change created and re-inserts every object read before.
 
@@ -47,7 +48,7 @@ class StoredObject:
     vector: list[float]
 
     def data_object(self) -> DataObject[Any, Any]:
-        return DataObject(properties=dict(self.properties), vector=self.vector, uuid=self.uuid)
+        return DataObject(properties=dict(self.properties), vector=self.vector or None, uuid=self.uuid)
 
 
 @dataclass
@@ -101,8 +102,11 @@ def by_target(objects: Sequence[StoredObject]) -> dict[Target, list[StoredObject
 
 
 def _vector(obj: Any) -> list[float]:
+    """A returned object's vector ([] for an object stored without one)."""
     vector = obj.vector
-    return list(next(iter(vector.values())) if isinstance(vector, dict) else vector)
+    if isinstance(vector, dict):
+        return list(next(iter(vector.values()), []))
+    return list(vector or [])
 
 
 class WeaviateChanges:
@@ -139,11 +143,13 @@ class WeaviateChanges:
         return found
 
     async def write(self, client: Client, plan: VectorPlan, previous: Sequence[StoredObject]) -> None:
-        """Delete, then upsert (idempotent: a retry redoes the same writes)."""
+        """Delete, then upsert (idempotent: a retry redoes the same writes). An object both deleted and
+        upserted is deleted first, so it is written anew: Weaviate keeps an upserted object whose vector
+        equals the stored one where it is in the vector index, or out of it when an interrupted write
+        left it out."""
         stored = by_target(previous)
         for target, node_ids in sorted(plan.deletes.items()):
-            upserted = plan.upserted_ids(target)
-            doomed = [o.uuid for o in stored.get(target, ()) if o.node_id in node_ids and o.uuid not in upserted]
+            doomed = [o.uuid for o in stored.get(target, ()) if o.node_id in node_ids]
             if doomed:
                 await self._writes.delete_ids(self._collection(client, target), target.collection, doomed)
         for target, records in sorted(plan.upserts.items()):

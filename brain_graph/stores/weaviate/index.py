@@ -25,9 +25,10 @@ from weaviate.exceptions import WeaviateQueryError
 from brain_graph.errors import ConfigurationError
 from brain_graph.security import AccessScope
 from brain_graph.stores.base import ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord, VectorState
+from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, WeaviateChanges
 from brain_graph.stores.weaviate.client import WeaviateConnection
-from brain_graph.stores.weaviate.errors import is_missing
+from brain_graph.stores.weaviate.errors import is_dimension_mismatch, is_missing
 from brain_graph.stores.weaviate.grpc_search import GrpcSearch
 from brain_graph.stores.weaviate.naming import collection_name, legacy_tenant_name, split_tenant_name, tenant_name
 from brain_graph.stores.weaviate.schema import VectorIndexKind, WeaviateSchema
@@ -179,14 +180,28 @@ class WeaviateVectorIndex:
         self, tenant_id: str, generation: int | None, profile_id: str, node_ids: Sequence[str] | None
     ) -> list[VectorState]:
         """The states of a profile's objects in a tenant's generation (those of ``node_ids`` when given),
-        sorted by node id; none without a generation, a collection or a Weaviate tenant."""
+        sorted by node id, each saying whether a vector search reaches it (:mod:`.states`; checked at
+        the profile's recorded dimension, from the schema cache); none without a generation, a
+        collection or a Weaviate tenant. Stored vectors of another dimension than the recorded one in
+        the vector index are an :class:`~brain_graph.stores.identity.EmbeddingMismatchError`."""
         if generation is None or (node_ids is not None and not node_ids):
             return []
         tenant = tenant_name(tenant_id, generation)
 
         async def op(client: Client) -> list[VectorState]:
+            recorded = (await self.schema.for_query(client, [profile_id])).profiles.get(profile_id)
             collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
-            return await read_states(self.connection, collection, node_ids)
+            dimension = recorded.dimension if recorded is not None else None
+            try:
+                return await read_states(self.connection, collection, node_ids, dimension=dimension)
+            except WeaviateQueryError as error:
+                if not is_dimension_mismatch(error):
+                    raise
+                self.schema.invalidate()
+                raise EmbeddingMismatchError(
+                    f"profile {profile_id}: the vector index of tenant {tenant_id!r} refuses vectors of the "
+                    f"recorded dimension {dimension}: {str(error)[:300]}"
+                ) from None
 
         return self.connection.call(op, None)
 

@@ -72,17 +72,15 @@ def client_vector(values: VectorValues) -> Any:
 
 def batch_request(target: Target, objects: Sequence[DataObject[Any, Any]]) -> Any:
     """The ``BatchObjectsRequest`` upserting ``objects`` into one Weaviate tenant, as the client's
-    ``insert_many`` builds it: each object's id, its vector as float32 bytes and its properties (text,
-    boolean, number or null in the ``Struct``; a list of texts as a text array, an empty list by name)."""
+    ``insert_many`` builds it: each object's id, its vector as float32 bytes (none for an object
+    without a vector) and its properties (text, boolean, number or null in the ``Struct``; a list of
+    texts as a text array, an empty list by name)."""
     request = batch_pb2.BatchObjectsRequest()
     add = request.objects.add
     for obj in objects:
-        message = add(
-            collection=target.collection,
-            tenant=target.tenant,
-            uuid=str(obj.uuid),
-            vector_bytes=np.asarray(obj.vector, dtype=FLOAT32).tobytes(),
-        )
+        message = add(collection=target.collection, tenant=target.tenant, uuid=str(obj.uuid))
+        if obj.vector is not None:
+            message.vector_bytes = np.asarray(obj.vector, dtype=FLOAT32).tobytes()
         if obj.properties is not None:
             _set_properties(message.properties, obj.properties)
     return request
