@@ -4,15 +4,19 @@ Claims: ``sub`` (principal id), ``groups`` (group names), ``tenants`` (the tenan
 least one), ``scope`` (space-separated: ``reader``, ``maintainer``), ``iat`` and ``exp`` (JSON numbers,
 at most :data:`MAX_TTL_S` apart), ``iss`` and ``aud`` (both ``brain-graph`` unless configured).
 Verification is pluggable: anything with ``verify(token) -> Credentials`` is a :class:`TokenVerifier`.
+The time claims are checked against the verifier's clock (:data:`Clock`, the system's by default), not
+PyJWT's, so a caller (a test) can set the time a token is verified at.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import jwt
+from jwt.types import Options
 
 from brain_graph.auth.credentials import SCOPES, Credentials
 from brain_graph.errors import AuthenticationError, InvalidRequestError
@@ -24,7 +28,15 @@ DEFAULT_TTL_S = 3600
 MAX_TTL_S = 366 * 24 * 3600
 MAX_TOKEN_CHARS = 16_384
 REQUIRED_CLAIMS = ("sub", "tenants", "exp", "iat")
-TIME_CLAIMS = ("iat", "exp", "nbf")  # JSON numbers; PyJWT checks their values
+TIME_CLAIMS = ("iat", "exp", "nbf")  # finite JSON numbers, checked against the verifier's clock
+Clock = Callable[[], float]
+"""The current time in seconds since the epoch (:func:`time.time`)."""
+DECODE_OPTIONS: Options = {  # the time claims are checked against the verifier's clock (check_times)
+    "require": list(REQUIRED_CLAIMS),
+    "verify_exp": False,
+    "verify_iat": False,
+    "verify_nbf": False,
+}
 
 
 @runtime_checkable
@@ -36,7 +48,11 @@ class TokenVerifier(Protocol):
 
 class JwtVerifier:
     """Checks a JWT's signature (``key``: a shared secret, or a public key in PEM for RS/ES/EdDSA
-    algorithms), expiry, issuer and audience, then reads the principal and scopes from its claims."""
+    algorithms), issuer, audience and time claims, then reads the principal and scopes from its claims.
+
+    The time claims must be finite JSON numbers; at ``clock()`` (with ``leeway_s`` either way) the token
+    must be issued (``iat``) and valid (``nbf``) already and not expired (``exp``), compared in whole
+    seconds as PyJWT compares them."""
 
     def __init__(
         self,
@@ -46,12 +62,14 @@ class JwtVerifier:
         issuer: str = DEFAULT_ISSUER,
         audience: str = DEFAULT_AUDIENCE,
         leeway_s: float = 0.0,
+        clock: Clock = time.time,
     ) -> None:
         self._key = key
         self._algorithms = list(algorithms)
         self._issuer = issuer
         self._audience = audience
         self._leeway_s = leeway_s
+        self._clock = clock
 
     def verify(self, token: str) -> Credentials:
         if len(token) > MAX_TOKEN_CHARS:
@@ -63,11 +81,8 @@ class JwtVerifier:
                 algorithms=self._algorithms,
                 audience=self._audience,
                 issuer=self._issuer,
-                leeway=self._leeway_s,
-                options={"require": list(REQUIRED_CLAIMS)},
+                options=DECODE_OPTIONS,
             )
-        except jwt.ExpiredSignatureError:
-            raise AuthenticationError("bearer token has expired; mint a new one") from None
         except jwt.InvalidSignatureError:
             raise AuthenticationError("bearer token signature does not verify with the configured key") from None
         except jwt.MissingRequiredClaimError as error:
@@ -83,17 +98,29 @@ class JwtVerifier:
             raise AuthenticationError("bearer token algorithm does not match the configured key") from None
         except jwt.InvalidTokenError as error:
             raise AuthenticationError(f"bearer token is invalid: {error}") from None
-        for claim in TIME_CLAIMS:  # PyJWT reads numeric strings and booleans too (int(value))
+        for claim in TIME_CLAIMS:  # PyJWT would read numeric strings and booleans too (int(value))
             if claim in claims and not _is_number(claims[claim]):
                 raise AuthenticationError(f"bearer token claim {claim!r} must be a number (seconds since the epoch)")
+        check_times(claims, self._clock(), self._leeway_s)
         if claims["exp"] - claims["iat"] > MAX_TTL_S:
             raise AuthenticationError(f"bearer token lives longer than {MAX_TTL_S} s (exp - iat); mint a shorter one")
         return credentials_from_claims(claims)
 
 
+def check_times(claims: dict[str, Any], now: float, leeway_s: float) -> None:
+    """Refuse (:class:`AuthenticationError`) a token whose numeric time claims say it is not valid at
+    ``now``: issued (``iat``) or valid from (``nbf``) later than ``now + leeway_s``, or expired
+    (``exp`` at or before ``now - leeway_s``); each claim is taken in whole seconds, as PyJWT does."""
+    for claim in ("iat", "nbf"):
+        if claim in claims and int(claims[claim]) > now + leeway_s:
+            raise AuthenticationError(f"bearer token is not valid yet ({claim} is in the future); check the clocks")
+    if int(claims["exp"]) <= now - leeway_s:
+        raise AuthenticationError("bearer token has expired; mint a new one")
+
+
 def _is_number(value: Any) -> bool:
-    """A JSON number (RFC 7519 NumericDate: an integer or a fraction), not a boolean or a string."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A finite JSON number (RFC 7519 NumericDate: an integer or a fraction), not a boolean or a string."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def credentials_from_claims(claims: dict[str, Any]) -> Credentials:

@@ -30,7 +30,9 @@ from tests.integration.servers import server_backend, services
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 3.0  # timeout_s of the backends under test (BRAIN_GRAPH_BACKEND_TIMEOUT)
-SLACK = 1.0  # allowed on top of the timeout (thread hand-offs, process scheduling)
+# Allowed on top of the timeout (thread hand-offs, scheduling on a busy machine). Twice the timeout in
+# all still tells a search bounded by it from one bounded by the clients' own limits (30-60 s).
+SLACK = TIMEOUT
 
 
 @pytest.fixture
@@ -93,7 +95,7 @@ def test_construction_does_not_connect_and_closed_ports_fail_fast(loaded: Loaded
     try:
         error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
         assert error.backend == ("neo4j" if down == "both" else down)
-        assert elapsed < 1.0
+        assert elapsed < TIMEOUT  # a refused connection is not waited on until the timeout
     finally:
         backend.close()
 

@@ -25,11 +25,19 @@ SECRET = "auth-threads-test-secret-0123456789abcdef"
 ISSUER = TokenIssuer(SECRET)
 SECURED = {"queryText": "token refresh outage postmortem", "filter": {"tenantId": "acme", "secured": True}}
 
-ACME = ISSUER.mint("alice", ["acme"], groups=["security"])
-GLOBEX = ISSUER.mint("alice", ["globex"])  # same sub, another tenant, no groups
-NO_GROUP = ISSUER.mint("alice", ["acme"])  # same sub and tenant, down-scoped: no 'security' group
-WIDER = ISSUER.mint("alice", ["acme", "globex"], groups=["security"])  # another tenant list
-BOB = ISSUER.mint("bob", ["acme"])
+PRINCIPALS: dict[str, tuple[str, list[str], list[str]]] = {  # kind: (sub, tenants, groups)
+    "acme": ("alice", ["acme"], ["security"]),
+    "other-tenant": ("alice", ["globex"], []),  # same sub, another tenant, no groups
+    "no-group": ("alice", ["acme"], []),  # same sub and tenant, down-scoped: no 'security' group
+    "wider": ("alice", ["acme", "globex"], ["security"]),  # another tenant list
+    "bob": ("bob", ["acme"], []),
+}
+
+
+def bearer(kind: str) -> str:
+    """A token of the principal ``kind`` names, issued now (right before the request it is sent with)."""
+    subject, tenants, groups = PRINCIPALS[kind]
+    return ISSUER.mint(subject, tenants, groups=groups)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +59,9 @@ def passage_ids(state: dict[str, Any]) -> list[str]:
 @pytest.fixture(scope="module")
 def acme_thread(server: DevServer) -> str:
     """A thread of the acme token holding a secured search's result."""
-    thread_id = str(call(server, ACME, "POST", "/threads", {}).json()["thread_id"])
-    run = call(server, ACME, "POST", f"/threads/{thread_id}/runs/wait", {"assistant_id": GRAPH_NAME, "input": SECURED})
+    acme = bearer("acme")
+    thread_id = str(call(server, acme, "POST", "/threads", {}).json()["thread_id"])
+    run = call(server, acme, "POST", f"/threads/{thread_id}/runs/wait", {"assistant_id": GRAPH_NAME, "input": SECURED})
     assert run.status_code == 200, run.text
     assert SECURED_POSTMORTEM in [hit["nodeId"] for hit in run.json()["hits"]]
     return thread_id
@@ -62,7 +71,7 @@ def test_the_creating_token_and_a_fresh_one_for_the_same_principal_use_the_threa
     server: DevServer, acme_thread: str
 ) -> None:
     renewed = ISSUER.mint("alice", ["acme"], groups=["security"], scopes=("maintainer",), ttl_s=600)
-    for token in (ACME, renewed):
+    for token in (bearer("acme"), renewed):
         thread = call(server, token, "GET", f"/threads/{acme_thread}")
         assert thread.status_code == 200
         assert thread.json()["metadata"]["owner"] == "alice"
@@ -71,16 +80,17 @@ def test_the_creating_token_and_a_fresh_one_for_the_same_principal_use_the_threa
         assert call(server, token, "GET", f"/threads/{acme_thread}/runs").json()
         found = call(server, token, "POST", "/threads/search", {"limit": 100}).json()
         assert acme_thread in [item["thread_id"] for item in found]
-    copy = call(server, ACME, "POST", f"/threads/{acme_thread}/copy")
+    copy = call(server, bearer("acme"), "POST", f"/threads/{acme_thread}/copy")
     assert copy.status_code == 200
-    copied_state = call(server, ACME, "GET", f"/threads/{copy.json()['thread_id']}/state").json()
+    copied_state = call(server, bearer("acme"), "GET", f"/threads/{copy.json()['thread_id']}/state").json()
     assert SECURED_POSTMORTEM in passage_ids(copied_state)
 
 
-@pytest.mark.parametrize("token", [GLOBEX, NO_GROUP, WIDER, BOB], ids=["other-tenant", "no-group", "wider", "bob"])
+@pytest.mark.parametrize("kind", ["other-tenant", "no-group", "wider", "bob"])
 def test_another_principal_for_the_same_sub_cannot_reach_the_thread(
-    server: DevServer, acme_thread: str, token: str
+    server: DevServer, acme_thread: str, kind: str
 ) -> None:
+    token = bearer(kind)
     assert call(server, token, "GET", f"/threads/{acme_thread}").status_code == 404
     state = call(server, token, "GET", f"/threads/{acme_thread}/state")
     assert state.status_code == 404
@@ -97,26 +107,27 @@ def test_another_principal_for_the_same_sub_cannot_reach_the_thread(
     public = {"assistant_id": GRAPH_NAME, "input": {**SECURED, "filter": {"tenantId": "acme", "secured": False}}}
     assert call(server, token, "POST", f"/threads/{acme_thread}/runs/wait", public).status_code == 404
     assert call(server, token, "DELETE", f"/threads/{acme_thread}").status_code == 404
-    assert call(server, ACME, "GET", f"/threads/{acme_thread}").status_code == 200  # still there, unchanged
+    assert call(server, bearer("acme"), "GET", f"/threads/{acme_thread}").status_code == 200  # still there, unchanged
 
 
 def test_ownership_metadata_cannot_be_claimed(server: DevServer, acme_thread: str) -> None:
-    stolen = call(server, ACME, "GET", f"/threads/{acme_thread}").json()["metadata"]
-    forged = call(server, GLOBEX, "POST", "/threads", {"metadata": stolen}).json()
+    acme, globex = bearer("acme"), bearer("other-tenant")
+    stolen = call(server, acme, "GET", f"/threads/{acme_thread}").json()["metadata"]
+    forged = call(server, globex, "POST", "/threads", {"metadata": stolen}).json()
     assert forged["metadata"]["owner_principal"] != stolen["owner_principal"]
-    assert call(server, ACME, "GET", f"/threads/{forged['thread_id']}").status_code == 404
-    patched = call(server, GLOBEX, "PATCH", f"/threads/{forged['thread_id']}", {"metadata": stolen})
+    assert call(server, acme, "GET", f"/threads/{forged['thread_id']}").status_code == 404
+    patched = call(server, globex, "PATCH", f"/threads/{forged['thread_id']}", {"metadata": stolen})
     assert patched.json()["metadata"]["owner_principal"] == forged["metadata"]["owner_principal"]
-    assert call(server, ACME, "GET", f"/threads/{forged['thread_id']}").status_code == 404
+    assert call(server, acme, "GET", f"/threads/{forged['thread_id']}").status_code == 404
 
 
 @pytest.mark.parametrize(
     "changes",
-    [{"iat": str(int(time.time()))}, {"exp": "9999999999"}, {"nbf": "0"}, {"iat": True}],
+    [{"iat": "1700000000"}, {"exp": "9999999999"}, {"nbf": "0"}, {"iat": True}],  # refused for their type
     ids=["iat", "exp", "nbf", "bool"],
 )
 def test_time_claims_that_are_not_numbers_are_a_401(server: DevServer, changes: dict[str, Any]) -> None:
-    now = int(time.time())
+    now = int(time.time())  # right before the requests: valid for ten minutes but for the claim changed
     claims = {"sub": "alice", "tenants": ["acme"], "iat": now, "exp": now + 600, "iss": "brain-graph"}
     token = jwt.encode({**claims, "aud": "brain-graph", **changes}, SECRET, algorithm="HS256")
     run = call(server, token, "POST", "/runs/wait", {"assistant_id": GRAPH_NAME, "input": SECURED})

@@ -4,7 +4,6 @@ credential refusals from the resolver answer 401 / 403."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -18,7 +17,8 @@ from brain_graph.graphql.limits import MAX_ALIASES, MAX_BODY_BYTES, MAX_FIELDS, 
 from tests.platform.graphql_queries import BRAIN_SEARCH
 
 SECRET = "unit-test-secret-of-at-least-32-chars"
-BEARER = TokenIssuer(SECRET).mint("alice", ["acme"])
+NOW = 1_700_000_000  # the gate verifies tokens at this time, whenever the tests run
+BEARER = TokenIssuer(SECRET).mint("alice", ["acme"], now=NOW)
 SEARCH = 'brainSearch(queryText: "x", filter: {tenantId: "acme"})'
 VARIABLES = {"queryText": "x", "filter": {"tenantId": "acme"}}
 
@@ -38,7 +38,7 @@ class StubGraph:
 
 
 def client(graph: StubGraph, *, insecure: bool = False) -> TestClient:
-    gate = Gate(JwtVerifier(SECRET), None, insecure=insecure)
+    gate = Gate(JwtVerifier(SECRET, clock=lambda: NOW), None, insecure=insecure)
     return TestClient(create_graphql_app(lambda: graph, lambda: gate))
 
 
@@ -104,17 +104,18 @@ def test_cyclic_fragments_are_a_document_error() -> None:
     assert only_error(post(StubGraph(), query))["extensions"]["code"] == "BAD_USER_INPUT"
 
 
-def test_a_document_over_the_token_limit_is_refused_quickly() -> None:
+def test_a_document_over_the_token_limit_is_refused_before_it_is_parsed_whole() -> None:
+    """The parser stops at the limit (its message says so), so the work does not grow with the document."""
     graph = StubGraph()
     query = "{ " + " ".join(f"a{i}: __typename" for i in range(MAX_TOKENS)) + " }"
     assert len(query.encode()) < MAX_BODY_BYTES
-    started = time.monotonic()
     response = post(graph, query)
-    assert time.monotonic() - started < 2
     assert response.status_code == 400
     error = only_error(response)
     assert error["extensions"]["code"] == "BAD_USER_INPUT"
     assert f"more than {MAX_TOKENS} tokens" in error["message"]
+    assert "Parsing aborted" in error["message"]
+    assert graph.calls == 0
 
 
 def test_repeated_unaliased_fields_are_bounded() -> None:
@@ -175,7 +176,7 @@ def test_a_forbidden_search_is_403() -> None:
 
 def test_a_token_without_the_reader_scope_is_403() -> None:
     graph = StubGraph()
-    bearer = TokenIssuer(SECRET).mint("alice", ["acme"], scopes=())
+    bearer = TokenIssuer(SECRET).mint("alice", ["acme"], scopes=(), now=NOW)
     query = f"{{ {SEARCH} {{ hits {{ nodeId }} }} }}"
     response = client(graph).post("/", json={"query": query}, headers={"Authorization": f"Bearer {bearer}"})
     assert response.status_code == 403
