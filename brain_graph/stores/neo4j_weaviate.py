@@ -60,7 +60,10 @@ Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across 
     4. The Neo4j transaction commits last; if the commit fails, Weaviate is restored as in 3. A
        restore that fails itself is reported in the message of the original error (Weaviate may then
        hold part of the change; a commit whose outcome is unknown, e.g. a connection lost during it, is
-       treated as failed). After the commit, a new tenant's older leftovers are cleaned up as after a
+       treated as failed). A process killed between its Weaviate writes and the commit restores nothing:
+       Weaviate keeps the change's vectors (some perhaps out of its vector index) and the nodes the
+       copies they had; the next ``brain-graph index`` finds both (its vector states) and writes those
+       vectors anew. After the commit, a new tenant's older leftovers are cleaned up as after a
        load. Concurrent changes of a tenant queue on its pointer's lock. Searches may see the vectors
        of a change shortly before its graph.
     Round trips (batches of 2,000 rows per Cypher statement; ``T`` targets = pairs of collection and
@@ -73,8 +76,9 @@ Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across 
 
 Write-side reads (:class:`Neo4jWeaviateIndexStore`): ``tenants``, ``node_page`` (an index range in
 id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``vector_states`` is Neo4j
-``1`` (the generation) + Weaviate one request per 5,000 objects (cursor) or per 10,000 given ids, then
-one per 10,000 objects found (which of them a vector search reaches, :mod:`.weaviate.states`);
+``1`` (the generation, and the hashes of the copies on the nodes where searches trust them) + Weaviate
+one request per 5,000 objects (cursor) or per 10,000 given ids, then one per 10,000 objects found
+(which of them a vector search reaches, :mod:`.weaviate.states`);
 ``recorded_profiles`` one Weaviate request.
 
 Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion
@@ -139,7 +143,7 @@ from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
 from brain_graph.stores.neo4j.graph import Neo4jGraphStore
 from brain_graph.stores.neo4j.index_reads import Neo4jIndexReads
 from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
-from brain_graph.stores.neo4j.vector_copies import CopiesClock
+from brain_graph.stores.neo4j.vector_copies import CopiesClock, read_copy_states, reconciled
 from brain_graph.stores.neo4j_weaviate_reads import ServerSearchReads
 from brain_graph.stores.readiness import Check
 from brain_graph.stores.weaviate.changes import StoredObject, VectorPlan, plan_vectors
@@ -206,22 +210,24 @@ class CurrentGenerationIndex:
 class Neo4jWeaviateIndexStore(Neo4jIndexReads):
     """The backend's :class:`~brain_graph.stores.base.IndexStore`: node records from Neo4j
     (:class:`~brain_graph.stores.neo4j.index_reads.Neo4jIndexReads`), vector states and recorded
-    identities from Weaviate, at each tenant's current generation."""
+    identities from Weaviate, at each tenant's current generation; a vector state is ``searchable``
+    when a Weaviate vector search reaches its object and, where searches trust the copies on the
+    nodes, its node holds a copy made from the same content hash."""
 
-    def __init__(self, client: Neo4jClient, generations: Neo4jGenerations, index: WeaviateVectorIndex) -> None:
+    def __init__(self, client: Neo4jClient, index: WeaviateVectorIndex) -> None:
         super().__init__(client)
-        self._generations = generations
         self._index = index
 
     def vector_states(
         self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
     ) -> list[VectorState]:
         """See :meth:`brain_graph.stores.base.IndexStore.vector_states`: one Neo4j statement (the
-        generation), then Weaviate pages."""
+        generation and the copies' hashes, :func:`~brain_graph.stores.neo4j.vector_copies.read_copy_states`),
+        then Weaviate pages; the two are :func:`~brain_graph.stores.neo4j.vector_copies.reconciled`."""
         if node_ids is not None and not node_ids:
             return []
-        generation = self._generations.current_generation(tenant_id)
-        return self._index.vector_states(tenant_id, generation, profile_id, node_ids)
+        copies = read_copy_states(self._client, tenant_id, profile_id, node_ids)
+        return reconciled(self._index.vector_states(tenant_id, copies.generation, profile_id, node_ids), copies)
 
     def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
         return self._index.recorded_profiles()
@@ -255,7 +261,7 @@ class Neo4jWeaviateBackend:
         self.weaviate = weaviate
         self._graph = Neo4jGraphStore(neo4j)
         self._vectors = CurrentGenerationIndex(self.generations, weaviate)
-        self._index_store = Neo4jWeaviateIndexStore(neo4j, self.generations, weaviate)
+        self._index_store = Neo4jWeaviateIndexStore(neo4j, weaviate)
         self._search_reads = ServerSearchReads(Neo4jSearchReads(neo4j), self.generations, weaviate)
         self._graph_changes = GraphChanges(neo4j)
         self.copies = CopiesClock(neo4j)

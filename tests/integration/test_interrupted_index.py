@@ -8,6 +8,10 @@ either. The runs here are real ``brain-graph index`` processes, SIGKILLed once a
 tenant's objects is stored (polled, so the kill lands while a page is being written). The repair
 path (a plain run, ``--full``, a hook batch, a merge-load) also mends objects written by someone else
 that a vector search cannot reach (written without a vector).
+
+Such a run also commits nothing to Neo4j after writing Weaviate, so the copies of the vectors on the
+nodes (which expansion scores) can be missing or stale while searches trust them; the next run writes
+those vectors anew too.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from brain_graph.indexing.indexer import PAGE_SIZE, Indexer
 from brain_graph.profiles import default_profiles
 from brain_graph.security import AccessScope
 from brain_graph.services import SearchServices
-from brain_graph.stores.base import NodeRecord, VectorQuery
+from brain_graph.stores.base import ChangeSet, NodeRecord, VectorQuery
+from brain_graph.stores.neo4j.vector_copies import copy_bytes, copy_properties, copy_property
 from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
 from brain_graph.stores.weaviate.naming import collection_name, tenant_name
 from tests.integration.servers import REPO, connect, server_settings, unique_prefix
@@ -148,9 +153,40 @@ def unfound(backend: Neo4jWeaviateBackend, tenant: str, indexes: Sequence[int]) 
     return missing
 
 
+def object_vectors(backend: Neo4jWeaviateBackend, tenant: str) -> dict[str, bytes]:
+    """The float32 bytes of the vector of each object of the tenant's current generation, by node id."""
+    generation = backend.generations.current_generation(tenant)
+
+    async def op(client: Any) -> dict[str, bytes]:
+        collection = client.collections.use(collection_name(PROFILE)).with_tenant(tenant_name(tenant, generation))
+        found = await collection.query.fetch_objects(limit=10_000, include_vector=True)
+        assert len(found.objects) < 10_000
+        return {str(obj.properties["nodeId"]): copy_bytes(obj.vector["default"]) for obj in found.objects}
+
+    return backend.weaviate.connection.call(op, None)
+
+
+def copies_apart(backend: Neo4jWeaviateBackend, tenant: str) -> list[str]:
+    """The nodes whose copy of their vector (on the Neo4j node, which expansion scores) is not the
+    vector of their Weaviate object (one missing counts), in a generation whose copies searches trust."""
+    rows = backend.neo4j.read(
+        "MATCH (t:BrainTenant {tenantId: $tenantId}) MATCH (n:BrainNode) "
+        "WHERE n.tenantId = $tenantId AND n.generation = t.generation "
+        "RETURN t.vectorCopiesGeneration = t.generation AS trusted, n.nodeId AS nodeId, n[$copy] AS copy",
+        {"tenantId": tenant, "copy": copy_property(PROFILE)},
+    )
+    assert rows
+    assert all(row["trusted"] for row in rows)
+    copies = {row["nodeId"]: row["copy"] for row in rows}
+    objects = object_vectors(backend, tenant)
+    return sorted(node_id for node_id in copies.keys() | objects.keys() if copies.get(node_id) != objects.get(node_id))
+
+
 def assert_complete(backend: Neo4jWeaviateBackend, tenant: str, count: int) -> None:
-    """Every node is found by its own word, and a further run embeds nothing."""
+    """Every node is found by its own word, expansion scores the vector its object holds, and a further
+    run embeds nothing."""
     assert unfound(backend, tenant, range(count)) == []
+    assert copies_apart(backend, tenant) == []
     again = run_index(tenant)
     assert (again["embedded"], again["unchanged"], again["deleted"]) == (0, count, 0)
     assert stored(backend, tenant) == count
@@ -234,3 +270,32 @@ def test_a_hook_batch_and_a_merge_load_mend_the_objects_they_write_again(
     assert merged.embedded == 1
     assert unfound(backend, tenant, range(8)) == []
     assert Indexer(backend, registry).run([tenant], [PROFILE]).embedded == 0
+
+
+def test_the_repair_path_mends_copies_apart_from_their_objects(
+    backend: Neo4jWeaviateBackend, small_tenant: str
+) -> None:
+    """What a writer killed between its Weaviate writes and its Neo4j commit leaves, written here with
+    plain Cypher: a node without its copy, a copy of another text, a copy on a node without text."""
+    tenant = small_tenant
+    backend.apply(ChangeSet(upsert_nodes=[NodeRecord(tenant, "bare", "cdm.doc", "P", None, None)]))
+    data, secured, acl, content_hash = copy_properties(PROFILE)
+    rows = [
+        [node(tenant, 5).node_id, dict.fromkeys((data, secured, acl, content_hash))],
+        [node(tenant, 6).node_id, {data: copy_bytes([0.5] * 512), content_hash: "stale"}],
+        ["bare", {data: copy_bytes([0.5] * 512), secured: False, acl: [], content_hash: "made-elsewhere"}],
+    ]
+    backend.neo4j.write(
+        lambda session: backend.neo4j.commit(
+            session,
+            "MATCH (t:BrainTenant {tenantId: $tenantId}) UNWIND $rows AS row MATCH (n:BrainNode) "
+            "WHERE n.tenantId = $tenantId AND n.generation = t.generation AND n.nodeId = row[0] SET n += row[1]",
+            {"tenantId": tenant, "rows": rows},
+        )
+    )
+    assert copies_apart(backend, tenant) == sorted(["bare", node(tenant, 5).node_id, node(tenant, 6).node_id])
+    indexer = Indexer(backend, default_profiles())
+    report = indexer.run([tenant], [PROFILE])
+    assert (report.embedded, report.deleted, report.unchanged) == (2, 1, 6)
+    assert copies_apart(backend, tenant) == []
+    assert indexer.run([tenant], [PROFILE]).embedded == 0

@@ -1,4 +1,5 @@
-"""Scoring the first hop from the vector copies read with the seeds (pure logic: no server)."""
+"""The vector copies on the nodes (pure logic: no server): scoring the first hop from the copies read
+with the seeds, the copies a change writes, stored vectors seen with their copies."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ import pytest
 
 from brain_graph.security import AccessScope
 from brain_graph.state import SeedScores
-from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord
+from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord, VectorState
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.stores.neo4j.vector_copies import (
     MAX_COPIED,
+    CopyStates,
     changed_copies,
     copy_bytes,
     copy_properties,
     max_copied,
+    reconciled,
     score_copies,
 )
 from nodes.expand import hop_similarity
@@ -47,13 +50,40 @@ def test_copies_of_another_dimension_are_an_embedding_mismatch() -> None:
 
 
 def test_a_change_removes_deleted_copies_and_sets_upserted_ones() -> None:
-    upsert = VectorRecord("t", "n", WORK, None, True, ("group:a",), [1.0, 2.0])
+    upsert = VectorRecord("t", "n", WORK, None, True, ("group:a",), [1.0, 2.0], "h1")
     copies = changed_copies([upsert], [("t", "n", DOC), ("t", "m", WORK)])
     work, doc = copy_properties(WORK), copy_properties(DOC)
+    values = [copy_bytes([1.0, 2.0]), True, ["group:a"], "h1"]
     assert copies == {
-        ("t", "n"): {**dict.fromkeys(doc), **dict(zip(work, [copy_bytes([1.0, 2.0]), True, ["group:a"]], strict=True))},
+        ("t", "n"): {**dict.fromkeys(doc), **dict(zip(work, values, strict=True))},
         ("t", "m"): dict.fromkeys(work),
     }
+
+
+def test_stored_vectors_whose_copy_is_missing_or_made_from_another_text_are_not_searchable() -> None:
+    """Where the copies count, an object without its copy, or with a copy of another content hash, is
+    not searchable; a node holding a copy without an object gets a state; a copy without a hash (from
+    before copies had one) is taken to match; where the copies do not count, the objects stand."""
+    states = [
+        VectorState("kept", "h", "P", False, ()),
+        VectorState("legacy", "h", "P", False, ()),
+        VectorState("no-copy", "h", "P", False, ()),
+        VectorState("other-text", "h", "P", False, ()),
+        VectorState("unreachable", "h", "P", False, (), searchable=False),
+    ]
+    hashes = {"kept": "h", "legacy": None, "other-text": "old", "unreachable": "h", "copy-only": "h"}
+    seen = {s.node_id: s.searchable for s in reconciled(states, CopyStates(3, True, hashes))}
+    assert seen == {
+        "copy-only": False,
+        "kept": True,
+        "legacy": True,
+        "no-copy": False,
+        "other-text": False,
+        "unreachable": False,
+    }
+    assert reconciled(states, CopyStates(3, True, hashes))[0] == VectorState("copy-only", "", None, False, (), False)
+    assert reconciled(states, CopyStates(3, False, {})) == states
+    assert reconciled(states[::-1], CopyStates(None)) == states
 
 
 class Reads:

@@ -215,10 +215,39 @@ def load_edges(edge_type: str, *, fresh: bool) -> str:
 #   only in a generation whose record is at least its stamp.
 # Without a record (a generation written before copies existed, or one of the cases above) the hop is
 # scored by Weaviate, as before; the next replace-load of the tenant trusts copies again.
+# A writer killed between its Weaviate writes and its commit clears nothing: the indexer finds the
+# copies apart from the Weaviate objects (COPY_STATES: a copy missing, or made from another content
+# hash) and writes those vectors anew.
 
 COPIES_PREFIX: LiteralString = "vector:"  # a copy's float32 bytes
 SECURED_PREFIX: LiteralString = "vectorSecured:"  # the vector's own secured flag (the Weaviate object's)
 ACL_PREFIX: LiteralString = "vectorAcl:"  # the vector's own ACL
+HASH_PREFIX: LiteralString = "vectorHash:"  # the vector's content hash (the Weaviate object's)
+
+
+def copy_states(nodes: LiteralString) -> LiteralString:
+    """The tenant's current generation, whether the copies of ``$profileId`` count in it (as a search
+    decides, :data:`COPIED_PROFILES`) and, when they do, ``[nodeId, hash]`` of each node of the
+    ``nodes`` clause (a MATCH of ``n`` in generation ``g``) that holds a copy of that profile (hash
+    null: a copy written before copies had one). One row; none without a pointer."""
+    return (
+        "MATCH (t:BrainTenant {tenantId: $tenantId}) OPTIONAL MATCH (e:BrainProfileEpoch {profileId: $profileId}) "
+        "WITH t, t.generation AS g, coalesce(t.vectorCopiesGeneration = t.generation "
+        "AND coalesce(e.droppedAt, 0) <= t.vectorCopiesClock, false) AS counted "
+        "CALL (g, counted) { " + nodes + "AND counted AND n[$securedName] IS NOT NULL "
+        "RETURN collect([n.nodeId, n[$hashName]]) AS copies } "
+        "RETURN g AS generation, counted, copies"
+    )
+
+
+COPY_STATES: LiteralString = copy_states(
+    "MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, generation) "
+    "WHERE n.tenantId = $tenantId AND n.generation = g "
+)
+COPY_STATES_OF: LiteralString = copy_states(
+    "MATCH (n:BrainNode) USING INDEX SEEK n:" + NODE_KEY + " "
+    "WHERE n.tenantId = $tenantId AND n.generation = g AND n.nodeId IN $nodeIds "
+)
 
 # Tenants whose current generation's copies must not be trusted any more (a write that could leave
 # them apart from Weaviate: a merge-load of vectors, a change whose outcome is unknown, a drop).

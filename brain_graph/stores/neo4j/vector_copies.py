@@ -5,19 +5,21 @@ A node's vector of profile ``p`` is kept as little-endian float32 bytes in its p
 ``vector:<p>``, the bytes Weaviate stores and returns, so a copy scores bit for bit like the Weaviate
 object (:func:`~brain_graph.stores.exact.exact_scores`), with the access metadata the Weaviate object
 carries (``vectorSecured:<p>``, ``vectorAcl:<p>``, the vector record's, which a node's own may differ
-from until its vectors are written again), so a copy is filtered exactly like the object. Property
-names come from profile ids and reach Cypher only as parameters (map keys, ``n[$name]``), never as
-statement text.
+from until its vectors are written again), so a copy is filtered exactly like the object, and the
+content hash the object carries (``vectorHash:<p>``), so the write side can tell a copy apart from its
+object (:func:`read_copy_states`, :func:`reconciled`). Property names come from profile ids and reach
+Cypher only as parameters (map keys, ``n[$name]``), never as statement text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord
+from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord, VectorState
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.stores.neo4j import cypher
@@ -44,9 +46,14 @@ def copy_property(profile_id: str) -> str:
     return cypher.COPIES_PREFIX + profile_id
 
 
-def copy_properties(profile_id: str) -> tuple[str, str, str]:
-    """The properties of a copy: its bytes, its ``secured`` flag and its ACL."""
-    return copy_property(profile_id), cypher.SECURED_PREFIX + profile_id, cypher.ACL_PREFIX + profile_id
+def copy_properties(profile_id: str) -> tuple[str, str, str, str]:
+    """The properties of a copy: its bytes, its ``secured`` flag, its ACL and its content hash."""
+    return (
+        copy_property(profile_id),
+        cypher.SECURED_PREFIX + profile_id,
+        cypher.ACL_PREFIX + profile_id,
+        cypher.HASH_PREFIX + profile_id,
+    )
 
 
 def copy_bytes(vector: Any) -> bytes:
@@ -56,8 +63,13 @@ def copy_bytes(vector: Any) -> bytes:
 
 def copy_of(vector: VectorRecord) -> Copy:
     """The properties of a vector's copy."""
-    data, secured, acl = copy_properties(vector.profile_id)
-    return {data: copy_bytes(vector.vector), secured: bool(vector.secured), acl: list(vector.acl)}
+    data, secured, acl, content_hash = copy_properties(vector.profile_id)
+    return {
+        data: copy_bytes(vector.vector),
+        secured: bool(vector.secured),
+        acl: list(vector.acl),
+        content_hash: vector.content_hash,
+    }
 
 
 def removed(profile_id: str) -> Copy:
@@ -158,3 +170,60 @@ def changed_copies(
     for key, records in latest(upserts).items():
         copies.setdefault(key, {}).update(merged(records))
     return copies
+
+
+@dataclass(frozen=True)
+class CopyStates:
+    """What :func:`read_copy_states` read: the tenant's current generation (None: no data), whether the
+    profile's copies count in it (a search trusts them), and then the content hash of each node's
+    copy by node id (None: a copy written before copies had one)."""
+
+    generation: int | None
+    counted: bool = False
+    hashes: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def read_copy_states(
+    client: Neo4jClient, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None
+) -> CopyStates:
+    """The tenant's current generation and, when a search trusts the copies of ``profile_id`` there, the
+    hashes of the copies held by its nodes (of ``node_ids`` only, when given). One statement."""
+    _, secured, _, content_hash = copy_properties(profile_id)
+    params: dict[str, Any] = {
+        "tenantId": tenant_id,
+        "profileId": profile_id,
+        "securedName": secured,
+        "hashName": content_hash,
+    }
+    query = cypher.COPY_STATES
+    if node_ids is not None:
+        query, params["nodeIds"] = cypher.COPY_STATES_OF, sorted(set(node_ids))
+    rows = client.read(query, params)
+    if not rows or rows[0]["generation"] is None:
+        return CopyStates(None)
+    row = rows[0]
+    return CopyStates(int(row["generation"]), bool(row["counted"]), dict(row["copies"]))
+
+
+def reconciled(states: Sequence[VectorState], copies: CopyStates) -> list[VectorState]:
+    """``states`` (a profile's Weaviate objects) seen with the copies on the nodes, sorted by node id:
+    where the copies count, an object whose node holds no copy, or a copy made from another content
+    hash, is not ``searchable`` (expansion scores the copy, not the object), and a node holding a copy
+    without an object gets a state of its own, not ``searchable`` either (the indexer writes the
+    vector anew, or deletes it). A copy without a hash is taken to match."""
+    if not copies.counted:
+        return sorted(states, key=lambda state: state.node_id)
+    hashes = copies.hashes
+    seen = [state if matches(state, hashes) else replace(state, searchable=False) for state in states]
+    held = {state.node_id for state in states}
+    seen += (VectorState(node_id, "", None, False, (), searchable=False) for node_id in hashes if node_id not in held)
+    return sorted(seen, key=lambda state: state.node_id)
+
+
+def matches(state: VectorState, hashes: Mapping[str, str | None]) -> bool:
+    """Whether the copy of a stored vector is on its node, made from the same content hash (a copy
+    without a hash is taken to match)."""
+    if state.node_id not in hashes:
+        return False
+    copied = hashes[state.node_id]
+    return copied is None or copied == state.content_hash
