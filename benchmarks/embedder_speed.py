@@ -1,5 +1,5 @@
 """Throughput of the bundled lexical embedder: the original plain loop ("before") against
-:class:`~brain_graph.embeddings.LexicalHashEmbeddings` ("after"), single-threaded.
+:class:`~brain_graph.embedding.lexical.LexicalHashEmbeddings` ("after"), single-threaded.
 
     .venv/bin/python -m benchmarks.embedder_speed
     .venv/bin/python -m benchmarks.embedder_speed --nodes 10000 --reference-texts 1000 --repeat 5
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph import embeddings
-from brain_graph.dataset import embedding_text, example_dataset_path, read_dataset
-from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.profiles import default_profiles
+from brain_graph.embedding import lexical as embeddings
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing.dataset import embedding_text, example_dataset_path, read_dataset
 from tests.unit.test_lexical_speed_equivalence import _ReferenceEmbeddings
 
 

@@ -3,8 +3,8 @@
     python -m benchmarks.load graph.json --backend embedded --store bench.sqlite3
     python -m benchmarks.load graph.json --backend neo4j-weaviate      # servers from the environment
 
-What ``brain-graph load`` does (:func:`brain_graph.dataset.read_graph`, then
-:func:`brain_graph.dataset.load_dataset` with the bundled lexical embedder, replacing the file's
+What ``brain-graph load`` does (:func:`brain_graph.indexing.dataset.read_graph`, then
+:func:`brain_graph.indexing.dataset.load_dataset` with the bundled lexical embedder, replacing the file's
 tenants): reading, validation, embedding and writing (connecting the server backend included), timed
 together from the first byte read. Prints one JSON object: ``seconds``, ``nodes``, ``edges``,
 ``vectors``, ``peak_rss_mb`` (the process's peak resident memory, imports included) and
@@ -49,8 +49,8 @@ def peak_rss_mb() -> float:
 
 def load(path: Path, backend_name: str, store: Path | None) -> LoadResult:
     """Read, validate, embed and write ``path`` into the backend, replacing its tenants."""
-    from brain_graph.dataset import collector_paused, load_dataset, read_graph
-    from brain_graph.services import SearchServices
+    from brain_graph.indexing.dataset import collector_paused, load_dataset, read_graph
+    from brain_graph.pipeline.services import SearchServices
     from brain_graph.stores import build_backend
 
     backend = build_backend(backend_name, store_path=store) if store is not None else build_backend(backend_name)

@@ -38,7 +38,7 @@ from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter
 
 from brain_graph.stores import VectorRecord
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateSettings
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
 
 PEER_ID = "nodeId"
 TOP_K = 20

@@ -52,13 +52,13 @@ from benchmarks import server_cpu
 from benchmarks.load import run_load
 from benchmarks.report import PeerRow, Row, latency, machine, peer_table, text_table, write_results
 from benchmarks.synthetic import write_graph
-from brain_graph.dataset import embed_nodes, read_graph
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.graph import BrainSearchGraph as Graph
-from brain_graph.graph import build_graph
-from brain_graph.profiles import ProfileRegistry, default_profiles
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.embedding.profiles import ProfileRegistry, default_profiles
+from brain_graph.graphs.search import BrainSearchGraph as Graph
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import embed_nodes, read_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores import StorageBackend, VectorRecord, build_backend
 
 RESULTS = Path(__file__).parent / "results"
@@ -337,7 +337,7 @@ def bench(
 
 def server_versions() -> dict[str, str]:
     """Neo4j's and Weaviate's versions, when the servers are configured and answer."""
-    from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateSettings
+    from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
 
     if not servers_configured():
         return {}

@@ -11,7 +11,7 @@ each over ``--searches`` searches through a compiled graph (query embedding incl
 - each step's wall time and CPU time of the thread running it (timed inside its node, in a graph of
   timed steps run after the plain one); ``rest``: in that run, each search's wall time less its
   steps' (LangGraph, the node wrappers and the timing itself);
-- ``framework``: the same compiled graph (:func:`brain_graph.graph.compile_steps`: state, schemas,
+- ``framework``: the same compiled graph (:func:`brain_graph.graphs.search.compile_steps`: state, schemas,
   node wrappers) whose steps return the updates the real steps returned for the same request: what
   LangGraph and the wrappers cost over the real state, with no work of the steps;
 - ``numpy``: the bare numpy scan of the same vectors (:func:`benchmarks.search_latency.numpy_floor`);
@@ -51,11 +51,11 @@ from benchmarks.search_latency import (
     warm_up,
 )
 from benchmarks.server_cpu import server_pids
-from brain_graph.graph import PIPELINE, BrainSearchGraph, compile_steps
-from brain_graph.profiles import default_profiles
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput, BrainSearchState
-from brain_graph.steps import Step, StepDeps
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.graphs.search import PIPELINE, BrainSearchGraph, compile_steps
+from brain_graph.pipeline.binding import Step, StepDeps
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput, BrainSearchState
 
 PROFILES = RESULTS / "profiles"
 Timings = dict[str, list[tuple[float, float]]]  # step -> (wall ms, thread CPU ms) per search

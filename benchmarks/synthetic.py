@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from brain_graph.dataset import FORMAT_VERSION, Dataset
+from brain_graph.indexing.dataset import FORMAT_VERSION, Dataset
 
 TOPICS = {
     "auth": "token refresh session login oauth expiry credential rotation",
@@ -139,7 +139,7 @@ def synthetic_graph(
 
 
 def synthetic_dataset(nodes: int, *, tenants: int = 2, projects: int = 4, seed: int = 7) -> Dataset:
-    """:func:`synthetic_graph` as a validated :class:`~brain_graph.dataset.Dataset`."""
+    """:func:`synthetic_graph` as a validated :class:`~brain_graph.indexing.dataset.Dataset`."""
     return Dataset.model_validate(synthetic_graph(nodes, tenants=tenants, projects=projects, seed=seed))
 
 

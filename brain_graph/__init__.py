@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from brain_graph.config import build_services
-from brain_graph.contracts import (
+from brain_graph.core.contracts import (
     BrainCitation,
     BrainGraphEdge,
     BrainGraphNode,
@@ -25,9 +24,7 @@ from brain_graph.contracts import (
     BrainSearchRequest,
     BrainSearchResult,
 )
-from brain_graph.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
-from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.errors import (
+from brain_graph.core.errors import (
     AuthorizationError,
     BackendUnavailableError,
     BrainGraphError,
@@ -36,26 +33,29 @@ from brain_graph.errors import (
     DatasetError,
     InvalidRequestError,
 )
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.index_graph import build_index_graph
+from brain_graph.core.security import Principal
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, default_profiles
+from brain_graph.graphs.index import build_index_graph
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.indexing.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
 from brain_graph.indexing.hooks import GraphWriter
 from brain_graph.indexing.indexer import Indexer
 from brain_graph.indexing.report import IndexReport
-from brain_graph.profiles import EmbeddingProfile, ProfileRegistry, default_profiles
-from brain_graph.security import Principal
-from brain_graph.services import SearchLimits, SearchServices
-from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, search_input
+from brain_graph.pipeline.config import build_services
+from brain_graph.pipeline.services import SearchLimits, SearchServices
+from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, search_input
 from brain_graph.stores import AdminOperations, StorageBackend, build_backend, register_backend
 from brain_graph.stores.embedded import EmbeddedStore
 
 if TYPE_CHECKING:
-    from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+    from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 
 
 def __getattr__(name: str) -> Any:
     """The server backend is imported on first use (its clients are slow to import)."""
     if name == "Neo4jWeaviateBackend":
-        from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+        from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 
         return Neo4jWeaviateBackend
     raise AttributeError(f"module 'brain_graph' has no attribute {name!r}")

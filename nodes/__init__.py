@@ -7,7 +7,7 @@ returns only its own keys (a TypedDict of JSON values), and reaches the stores t
 
 from __future__ import annotations
 
-from brain_graph.steps import Step
+from brain_graph.pipeline.binding import Step
 
 from .assemble_passages import assemble_passages
 from .build_pack import build_pack

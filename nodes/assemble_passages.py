@@ -7,19 +7,19 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from brain_graph.passage_heads import (
+from brain_graph.core.passage_heads import (
     FieldHead,
     field_heads,
     head_of_row,
     heads_suffice,
     source_kind,
 )
-from brain_graph.services import SearchLimits
-from brain_graph.state import BrainSearchState
-from brain_graph.steps import StepDeps
+from brain_graph.core.text import clip, cut_excerpt, fence_for, fence_overhead, fence_overhead_of_run, one_line
+from brain_graph.core.wire import NodeMeta, RagPassage
+from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.services import SearchLimits
+from brain_graph.pipeline.state import BrainSearchState
 from brain_graph.stores.base import NodeRecord
-from brain_graph.text import clip, cut_excerpt, fence_for, fence_overhead, fence_overhead_of_run, one_line
-from brain_graph.wire import NodeMeta, RagPassage
 
 from .expand import passage_count
 
@@ -31,7 +31,7 @@ _NOT_LANGUAGE = re.compile(r"[^A-Za-z0-9_+#.-]")
 
 class Part(NamedTuple):
     """One field of a passage: its text (a title raw; other fields normalised, from their
-    :class:`~brain_graph.passage_heads.FieldHead`), its own limit, how it renders, and for code its
+    :class:`~brain_graph.core.passage_heads.FieldHead`), its own limit, how it renders, and for code its
     language and the fence overhead of the whole code."""
 
     text: str
@@ -59,7 +59,7 @@ def code_language(value: Any) -> str:
 def passage_parts(node: NodeRecord, limits: SearchLimits, heads: Mapping[str, FieldHead] | None = None) -> list[Part]:
     """Work item: title, summary, description. Doc: title, body. Code: path, summary, code.
     Anything else: title and summary. Each field with its excerpt limit; ``heads``: the node's
-    :class:`~brain_graph.passage_heads.FieldHead` (else made whole from ``node.text``)."""
+    :class:`~brain_graph.core.passage_heads.FieldHead` (else made whole from ``node.text``)."""
     fields = heads if heads is not None else field_heads(node.node_type, node.text, head_chars=None)
     parts = [Part(node.title or "", limits.max_title_chars, "title")]
     kind = source_kind(node.node_type)
@@ -156,7 +156,7 @@ def passage_record(node_id: str, tenant_id: str, meta: NodeMeta, text: Mapping[s
 
 def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate:
     """Write ``passages``: one per cited candidate (the first ``max_passages`` of the
-    :func:`~brain_graph.ranking.pack_size` best ``candidates``, hits and expanded nodes alike) in
+    :func:`~brain_graph.pipeline.ranking.pack_size` best ``candidates``, hits and expanded nodes alike) in
     rank order, texts fetched in one call (metadata comes from ``nodeRecords``). Each passage is at
     most ``max_passage_chars`` (2,000 by default) and all of them, fences of the pack included, at
     most the passage budget (30,000 by default): the last passage that does not fit is cut, and

@@ -8,12 +8,12 @@ The markdown has the sections ``# Brain search context`` (query and scope), ``##
 Neutralisation: no text from the data or the request can open, close or forge a section. Passage
 bodies are fenced with a backtick fence longer than any backtick run inside them (bidi controls
 removed); every inline field is put on one line without format characters and markdown-escaped, bare
-URLs included (:func:`brain_graph.text.inline`), identifiers are code spans
-(:func:`brain_graph.text.code_span`), and only safe ``http(s)`` URLs are printed, as ``<url>``
-autolinks (:func:`brain_graph.text.safe_url`). The only headings, fences and links of the markdown
+URLs included (:func:`brain_graph.core.text.inline`), identifiers are code spans
+(:func:`brain_graph.core.text.code_span`), and only safe ``http(s)`` URLs are printed, as ``<url>``
+autolinks (:func:`brain_graph.core.text.safe_url`). The only headings, fences and links of the markdown
 are the pack's own.
 
-Citations: the best ``topK`` candidates (hits and expanded nodes, ranked by :mod:`brain_graph.ranking`;
+Citations: the best ``topK`` candidates (hits and expanded nodes, ranked by :mod:`brain_graph.pipeline.ranking`;
 at most ``max_citations``), numbered from 1, so the first N citations are the best N sources. Every
 source, episode member reference, fact and passage the markdown lists carries its ``[n]``; candidates
 beyond the citation limit are not listed (one line says how many), and neither are their passages.
@@ -26,14 +26,32 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from brain_graph.contracts import MAX_MAX_EPISODES, MAX_QUERY_CHARS
-from brain_graph.ranking import pack_size
-from brain_graph.services import SearchLimits
-from brain_graph.state import BrainSearchState
-from brain_graph.steps import StepDeps
-from brain_graph.text import clean_block, clip, code_span, excerpt, fence_overhead, fenced, inline, one_line, safe_url
-from brain_graph.vocabulary import MAX_EDGE_TYPE_CHARS
-from brain_graph.wire import Citation, GraphEdge, PromptPack, RagPassage, SearchCandidate, SearchEpisode, SearchRequest
+from brain_graph.core.contracts import MAX_MAX_EPISODES, MAX_QUERY_CHARS
+from brain_graph.core.text import (
+    clean_block,
+    clip,
+    code_span,
+    excerpt,
+    fence_overhead,
+    fenced,
+    inline,
+    one_line,
+    safe_url,
+)
+from brain_graph.core.vocabulary import MAX_EDGE_TYPE_CHARS
+from brain_graph.core.wire import (
+    Citation,
+    GraphEdge,
+    PromptPack,
+    RagPassage,
+    SearchCandidate,
+    SearchEpisode,
+    SearchRequest,
+)
+from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.ranking import pack_size
+from brain_graph.pipeline.services import SearchLimits
+from brain_graph.pipeline.state import BrainSearchState
 
 SCORE_FORMAT = "{:.4f}"
 SCORE_CAP = 999_999.0  # scores print in at most len("-999999.0000") characters
@@ -101,7 +119,7 @@ def distinct(candidates: list[SearchCandidate]) -> list[SearchCandidate]:
 
 def citation_title(title: str | None, limits: SearchLimits) -> str | None:
     """A citation's title: one line without format characters (bidi controls, zero-width characters:
-    :func:`~brain_graph.text.one_line`), at most ``max_title_chars`` (cut with ``…``)."""
+    :func:`~brain_graph.core.text.one_line`), at most ``max_title_chars`` (cut with ``…``)."""
     return None if title is None else clip(one_line(title), limits.max_title_chars)
 
 

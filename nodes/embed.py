@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import TypedDict
 
-from brain_graph.errors import BackendUnavailableError, BrainGraphError
-from brain_graph.requests import read_request
-from brain_graph.state import BrainSearchState
-from brain_graph.steps import StepDeps
-from brain_graph.wire import SearchRequest
+from brain_graph.core.errors import BackendUnavailableError, BrainGraphError
+from brain_graph.core.wire import SearchRequest
+from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.requests import read_request
+from brain_graph.pipeline.state import BrainSearchState
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def embed(state: BrainSearchState, deps: StepDeps) -> EmbedUpdate:
     ``queryVectors`` (embedder id -> vector).
 
     Fails before any work on bad input or on a secured search without a principal. An embedder that
-    fails is :class:`~brain_graph.errors.BackendUnavailableError` naming it (its traceback logged as a
+    fails is :class:`~brain_graph.core.errors.BackendUnavailableError` naming it (its traceback logged as a
     warning of this module's logger), unless the failure is a bug (:data:`PROGRAMMING_ERRORS`), which
     propagates unchanged.
     """

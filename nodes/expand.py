@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from brain_graph.passage_heads import head_row, heads_suffice
-from brain_graph.ranking import SupportTable, adjusted_score, best_via, pack_size, rank_key
-from brain_graph.security import AccessScope
-from brain_graph.services import SearchLimits
-from brain_graph.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts, SeedScores
-from brain_graph.steps import StepDeps
+from brain_graph.core.passage_heads import head_row, heads_suffice
+from brain_graph.core.security import AccessScope
+from brain_graph.core.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate, SearchRequest
+from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via, pack_size, rank_key
+from brain_graph.pipeline.services import SearchLimits
+from brain_graph.pipeline.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts, SeedScores
 from brain_graph.stores.base import ClusterMembership, ContextRequest, Link, SearchReads, VectorHit, VectorQuery
-from brain_graph.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate, SearchRequest
 
 from .retrieve import expansion_types, merge_hits, node_meta, profile_queries, seed_scores
 
@@ -88,7 +88,7 @@ def choose_new(
     room: int,
 ) -> list[str]:
     """The nodes this hop admits: of each frontier node's new neighbours its best ``per_node`` by
-    :func:`~brain_graph.ranking.rank_key` (scores so far), then of all those the best ``room``."""
+    :func:`~brain_graph.pipeline.ranking.rank_key` (scores so far), then of all those the best ``room``."""
 
     by_frontier: dict[str, set[str]] = {}
     for link in links:
@@ -141,7 +141,7 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     search, the edges among the admitted set, the hits' cluster memberships (when episodes are on) and
     the texts of the candidates passages are made of (ranks do not depend on metadata, so they are
     known before it). Tenant and ACL are enforced by the store. ``candidates`` are the admitted nodes
-    ranked by :mod:`brain_graph.ranking`.
+    ranked by :mod:`brain_graph.pipeline.ranking`.
     """
     request = state["request"]
     options = request["options"]
@@ -240,7 +240,7 @@ def vector_score(scores: dict[str, VectorHit], node_id: str) -> float | None:
 
 
 def node_rank(node_id: str, table: SupportTable, scores: dict[str, VectorHit]) -> tuple[float, float, str]:
-    """The :func:`~brain_graph.ranking.rank_key` of a node with the scores so far."""
+    """The :func:`~brain_graph.pipeline.ranking.rank_key` of a node with the scores so far."""
     vector = vector_score(scores, node_id)
     return rank_key(table.adjusted(node_id, vector), vector, node_id)
 

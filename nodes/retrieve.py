@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypedDict
 
-from brain_graph.state import BrainSearchState, LinkRow, SeedScores
-from brain_graph.steps import StepDeps
+from brain_graph.core.wire import NodeMeta, SearchHit, SearchRequest
+from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.state import BrainSearchState, LinkRow, SeedScores
 from brain_graph.stores.base import Link, NodeRecord, ScoredNeighbors, VectorQuery
 from brain_graph.stores.base import best_hits as merge_hits
-from brain_graph.wire import NodeMeta, SearchHit, SearchRequest
 
 __all__ = ["expansion_types", "link_row", "merge_hits", "node_meta", "profile_queries", "retrieve", "seed_scores"]
 

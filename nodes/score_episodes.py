@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import TypedDict
 
-from brain_graph.scoring import SCORE_DECIMALS
-from brain_graph.state import BrainSearchState
-from brain_graph.steps import StepDeps
-from brain_graph.wire import NodeMeta, SearchEpisode
+from brain_graph.core.scoring import SCORE_DECIMALS
+from brain_graph.core.wire import NodeMeta, SearchEpisode
+from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.state import BrainSearchState
 
 from .expand import membership_row
 

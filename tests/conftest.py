@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.dataset import Dataset, example_dataset_path, read_dataset
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.services import SearchServices
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.indexing.dataset import Dataset, example_dataset_path, read_dataset
+from brain_graph.pipeline.services import SearchServices
 from tests.helpers import SMALL_GRAPH, make_store
 
 

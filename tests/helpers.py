@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from brain_graph.dataset import Dataset, load_dataset
-from brain_graph.services import SearchServices
+from brain_graph.indexing.dataset import Dataset, load_dataset
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.embedded import EmbeddedStore
 
 SEED_OPTION_DEFAULTS: dict[str, Any] = {

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from benchmarks import server_cpu, statements, step_profile, synthetic
 from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
-from brain_graph.dataset import read_graph
-from brain_graph.graph import PIPELINE, compile_steps
-from brain_graph.services import SearchServices
-from brain_graph.stores.neo4j import cypher
+from brain_graph.graphs.search import PIPELINE, compile_steps
+from brain_graph.indexing.dataset import read_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 
 
 def _row(backend: str, nodes: int, p50: float) -> Row:

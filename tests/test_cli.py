@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain_graph.cli import app
+from brain_graph.cli.main import app
 from tests.helpers import SMALL_GRAPH
 
 runner = CliRunner()
@@ -94,7 +94,7 @@ def test_load_needs_a_path_or_example() -> None:
 def test_the_installed_command_reports_a_bad_dataset_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"nodes": [], "edges": [{"tenantId": "t"}]}', encoding="utf-8")
-    command = [sys.executable, "-m", "brain_graph.cli", "load", str(bad), "--store", str(tmp_path / "s.sqlite3")]
+    command = [sys.executable, "-m", "brain_graph.cli.main", "load", str(bad), "--store", str(tmp_path / "s.sqlite3")]
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     assert completed.returncode == 2
     assert completed.stderr.startswith(f"error: {bad}: edges.0.edgeType: Field required")
@@ -135,7 +135,7 @@ def test_a_configuration_error_is_one_line_naming_the_variable(
     tmp_path: Path, variables: dict[str, str], message: str
 ) -> None:
     env = {**os.environ, **variables}
-    command = [sys.executable, "-m", "brain_graph.cli", "search", "token", "--tenant", "t1", "--public"]
+    command = [sys.executable, "-m", "brain_graph.cli.main", "search", "token", "--tenant", "t1", "--public"]
     completed = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=tmp_path)
     assert completed.returncode == 2
     assert completed.stderr.startswith(f"error: {message}")
@@ -147,7 +147,7 @@ def test_a_configuration_error_is_one_line_naming_the_variable(
     "entry",
     [
         [str(Path(sys.executable).with_name("brain-graph"))],  # the installed console script
-        [sys.executable, "-m", "brain_graph.cli"],
+        [sys.executable, "-m", "brain_graph.cli.main"],
     ],
     ids=["console-script", "module"],
 )

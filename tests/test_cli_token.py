@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from brain_graph.auth import JwtVerifier, load_auth_settings
-from brain_graph.cli import app
-from brain_graph.security import Principal
+from brain_graph.cli.main import app
+from brain_graph.core.security import Principal
 from tests.unit.auth_plugin import SECRET, clean_auth_environment, configure, forget_auth_settings
 
 runner = CliRunner()
@@ -139,7 +139,7 @@ def test_a_short_secret_is_one_line_and_not_echoed(monkeypatch: pytest.MonkeyPat
 
 def test_the_installed_command_prints_a_token_a_shell_can_capture(tmp_path: Path) -> None:
     env = {**os.environ, "BRAIN_GRAPH_AUTH_SECRET": SECRET}
-    script = f'TOKEN=$("{sys.executable}" -m brain_graph.cli token -s alice --tenant acme) && printf %s "$TOKEN"'
+    script = f'TOKEN=$("{sys.executable}" -m brain_graph.cli.main token -s alice --tenant acme) && printf %s "$TOKEN"'
     completed = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False, env=env, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert completed.stderr == ""

@@ -8,12 +8,12 @@ import random
 from pathlib import Path
 from typing import Any
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import Dataset
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.security import Principal
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.indexing.dataset import Dataset
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext
 from tests.helpers import make_store
 
 REQUESTS: list[dict[str, Any]] = [

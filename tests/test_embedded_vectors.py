@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from brain_graph.scoring import cosine, similarity_from_cosine
-from brain_graph.security import AccessScope, Principal
+from brain_graph.core.scoring import cosine, similarity_from_cosine
+from brain_graph.core.security import AccessScope, Principal
 from brain_graph.stores.base import ChangeSet, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.vectors import (

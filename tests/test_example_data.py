@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from brain_graph.dataset import Dataset, example_dataset_path
+from brain_graph.indexing.dataset import Dataset, example_dataset_path
 from examples import generate_example_graph
 
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.errors import AuthorizationError, InvalidRequestError
-from brain_graph.index_graph import build_index_graph
-from brain_graph.profiles import default_profiles
-from brain_graph.services import SearchServices
+from brain_graph.core.errors import AuthorizationError, InvalidRequestError
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.graphs.index import build_index_graph
+from brain_graph.pipeline.services import SearchServices
 from tests.helpers import SMALL_GRAPH, make_store, vector_states
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import Dataset, embed_nodes, index_info, load_dataset, read_dataset
-from brain_graph.errors import DatasetError
-from brain_graph.graph import build_graph
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.errors import DatasetError
+from brain_graph.embedding.profiles import ProfileRegistry
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset, embed_nodes, index_info, load_dataset, read_dataset
 from brain_graph.indexing.indexer import Indexer
-from brain_graph.profiles import ProfileRegistry
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import SMALL_GRAPH, edge, make_store, request
@@ -38,8 +38,8 @@ def test_loading_twice_gives_the_same_result(tmp_path: Path) -> None:
 
 CRASH_DURING_LOAD = """
 import os, sys
-from brain_graph.dataset import Dataset, embed_nodes, index_info
-from brain_graph.profiles import default_profiles
+from brain_graph.indexing.dataset import Dataset, embed_nodes, index_info
+from brain_graph.embedding.profiles import default_profiles
 from brain_graph.stores.base import VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import SMALL_GRAPH

@@ -15,10 +15,10 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.security import Principal
-from brain_graph.state import BrainSearchContext
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.pipeline.state import BrainSearchContext
 from tests.helpers import make_store
 from tests.unit.hostile_graph import hostile_dataset, hostile_request
 
@@ -129,6 +129,6 @@ def test_the_cases_cover_what_they_claim(example_graph: BrainSearchGraph) -> Non
 
 
 def _example_text() -> str:
-    from brain_graph.dataset import example_dataset_path
+    from brain_graph.indexing.dataset import example_dataset_path
 
     return example_dataset_path().read_text(encoding="utf-8")

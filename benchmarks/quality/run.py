@@ -40,14 +40,14 @@ from langchain_core.embeddings import Embeddings
 from benchmarks.quality import hotpotqa, musique
 from benchmarks.quality.minilm import DIMENSION, MiniLMEmbeddings, cache_file, versions
 from benchmarks.quality.paragraph_graph import CACHE_DIR, DOC, HERE, REFERENCES, Question, Sample
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import Dataset, embedding_text, load_dataset
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.profiles import EmbeddingProfile, default_profiles
-from brain_graph.ranking import GraphScoring
-from brain_graph.scoring import SCORE_DECIMALS
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.scoring import SCORE_DECIMALS
+from brain_graph.embedding.profiles import EmbeddingProfile, default_profiles
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.indexing.dataset import Dataset, embedding_text, load_dataset
+from brain_graph.pipeline.ranking import GraphScoring
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.embedded import EmbeddedStore
 
 BUDGETS = (5, 10, 20)

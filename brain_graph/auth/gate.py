@@ -11,7 +11,7 @@ from brain_graph.auth.credentials import Credentials
 from brain_graph.auth.rate_limit import RateDecision, RateLimiter, parse_rate_limit, rate_limit_storage
 from brain_graph.auth.settings import NOT_CONFIGURED, AuthSettings, load_auth_settings
 from brain_graph.auth.tokens import TokenVerifier
-from brain_graph.errors import AuthenticationError, ConfigurationError
+from brain_graph.core.errors import AuthenticationError, ConfigurationError
 
 logger = logging.getLogger("brain_graph.auth")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse, storage, strategies
 from limits.errors import ConfigurationError as LimitsConfigurationError
 
-from brain_graph.errors import ConfigurationError, RateLimitedError
+from brain_graph.core.errors import ConfigurationError, RateLimitedError
 
 DEFAULT_RATE_LIMIT = "60 per 60 seconds"  # seed 001: 60 requests / 60 s per principal
 

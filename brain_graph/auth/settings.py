@@ -13,8 +13,8 @@ from pydantic_settings import BaseSettings
 
 from brain_graph.auth.rate_limit import DEFAULT_RATE_LIMIT, parse_rate_limit
 from brain_graph.auth.tokens import DEFAULT_AUDIENCE, DEFAULT_ISSUER, JwtVerifier, TokenIssuer, TokenVerifier
-from brain_graph.environment import ENV_CONFIG, read_settings
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.errors import ConfigurationError
 
 MIN_SECRET_CHARS = 32  # HS256 keys shorter than the hash are refused (RFC 7518 section 3.2)
 NOT_CONFIGURED = (

@@ -19,8 +19,8 @@ import jwt
 from jwt.types import Options
 
 from brain_graph.auth.credentials import SCOPES, Credentials
-from brain_graph.errors import AuthenticationError, InvalidRequestError
-from brain_graph.security import Principal
+from brain_graph.core.errors import AuthenticationError, InvalidRequestError
+from brain_graph.core.security import Principal
 
 DEFAULT_ISSUER = "brain-graph"
 DEFAULT_AUDIENCE = "brain-graph"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping, Sequence
 
-from brain_graph.indexing.embedding import embed_texts
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
+from brain_graph.indexing.batches import embed_texts
 from brain_graph.indexing.hashing import content_hash, is_current
 from brain_graph.indexing.report import IndexReport
-from brain_graph.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.stores.base import ChangeSet, NodeRecord, VectorKey, VectorRecord, VectorState
 
 EMBED_BATCH = 64  # texts per embedder call

@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from brain_graph.dataset import DatasetEdge, DatasetNode
-from brain_graph.errors import DatasetError
+from brain_graph.core.errors import DatasetError
 from brain_graph.indexing.changes import vector_changes
+from brain_graph.indexing.dataset import DatasetEdge, DatasetNode
 from brain_graph.indexing.report import IndexReport
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
@@ -33,7 +33,7 @@ from brain_graph.stores.base import (
     VectorKey,
     VectorRecord,
 )
-from brain_graph.write_checks import check_changes, check_load
+from brain_graph.stores.write_checks import check_changes, check_load
 
 NodeInput = NodeRecord | Mapping[str, Any]
 EdgeInput = EdgeRecord | Mapping[str, Any]
@@ -100,7 +100,7 @@ class GraphWriter:
 
     Args:
         services: The deployment's services (backend and embedding profiles), e.g.
-            :func:`brain_graph.config.build_services`.
+            :func:`brain_graph.pipeline.config.build_services`.
     """
 
     def __init__(self, services: SearchServices) -> None:

@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from brain_graph.contracts import MAX_TENANT_CHARS, identifier_problem
-from brain_graph.errors import InvalidRequestError, shown
+from brain_graph.core.contracts import MAX_TENANT_CHARS, identifier_problem
+from brain_graph.core.errors import InvalidRequestError, shown
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.report import IndexReport
-from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.stores.base import ChangeSet, StorageBackend, VectorKey
 from brain_graph.stores.identity import EmbeddingMismatchError
 
@@ -52,7 +52,7 @@ def checked_ids(field: str, values: Sequence[str] | None) -> list[str] | None:
 
 def check_tenant_ids(tenants: Sequence[str]) -> None:
     """Refuse a tenant id that search would refuse (the same identifier rule: not blank, at most
-    :data:`~brain_graph.contracts.MAX_TENANT_CHARS` characters, no white space at either end, no
+    :data:`~brain_graph.core.contracts.MAX_TENANT_CHARS` characters, no white space at either end, no
     control, format, surrogate or line-separator character) with an :class:`InvalidRequestError`
     naming ``tenants.<position>``."""
     for position, tenant in enumerate(tenants):

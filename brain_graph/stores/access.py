@@ -1,6 +1,6 @@
 """One access rule, translated for each backend, side by side.
 
-The rule is :meth:`brain_graph.security.AccessScope.may_see`: a node is visible when it belongs to the
+The rule is :meth:`brain_graph.core.security.AccessScope.may_see`: a node is visible when it belongs to the
 scope's tenant and is public, or the scope is in service-principal mode (``all_secured``), or its ACL
 names one of the scope's identities (none when the caller has no principal). Each translator below
 states exactly that in one query language; ``tests/conformance/test_access_rule.py`` runs one table of
@@ -22,7 +22,7 @@ from typing import Any, LiteralString
 import numpy as np
 import numpy.typing as npt
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.codec import canonical_json
 
 # -- SQL ---------------------------------------------------------------------------------------

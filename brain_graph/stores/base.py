@@ -1,6 +1,6 @@
 """Store protocols every backend implements, and the records they exchange.
 
-Every read takes many ids at once and an :class:`~brain_graph.security.AccessScope`; a search calls
+Every read takes many ids at once and an :class:`~brain_graph.core.security.AccessScope`; a search calls
 each method at most once per pipeline step (once per hop for expansion), never once per hit, and
 reads each record once: node metadata (:meth:`GraphStore.get_nodes`), passage texts
 (:meth:`PassageSource.get_texts`) and cluster records (:meth:`GraphStore.cluster_memberships`, which
@@ -20,8 +20,8 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from brain_graph.passage_heads import FieldHead
-from brain_graph.security import AccessScope
+from brain_graph.core.passage_heads import FieldHead
+from brain_graph.core.security import AccessScope
 
 VectorValues = Sequence[float] | npt.NDArray[np.floating[Any]]  # a list of floats or a numpy row
 
@@ -110,7 +110,7 @@ class ChangeSet:
     ``delete_edges`` (matched by tenant, type and ends; properties ignored), ``delete_nodes`` (each
     with its edges and its vectors in every profile), ``upsert_nodes`` (a node's fields are replaced
     as a whole), ``upsert_edges`` (both ends must exist once the nodes are written, else the whole
-    change is refused with a :class:`~brain_graph.errors.DatasetError`), ``delete_vectors``,
+    change is refused with a :class:`~brain_graph.core.errors.DatasetError`), ``delete_vectors``,
     ``upsert_vectors`` (their profiles' identities in ``profiles``, under the embedder-identity rule
     of :mod:`brain_graph.stores.identity`: a change never replaces a recorded identity)."""
 
@@ -189,7 +189,7 @@ class Neighborhood:
 @dataclass(frozen=True)
 class ClusterMembership:
     """A cluster a node belongs to (an ``IN_CLUSTER`` edge to a ``kg.cluster`` node, see
-    :mod:`brain_graph.vocabulary`) and the cluster's visible member count. ``cluster`` is the
+    :mod:`brain_graph.core.vocabulary`) and the cluster's visible member count. ``cluster`` is the
     cluster's metadata record, or None when the caller named the cluster as already known."""
 
     member_id: str
@@ -225,8 +225,8 @@ class VectorIndex(Protocol):
         top_k: int,
     ) -> list[VectorHit]:
         """The best ``top_k`` hits of each query vector visible in ``scope`` (and in ``project_key`` if
-        set), scored with :func:`~brain_graph.scoring.similarity_from_cosine` of
-        :func:`~brain_graph.scoring.cosine` over the stored vector, ordered by score descending then node
+        set), scored with :func:`~brain_graph.core.scoring.similarity_from_cosine` of
+        :func:`~brain_graph.core.scoring.cosine` over the stored vector, ordered by score descending then node
         id. Raises :class:`~brain_graph.stores.identity.EmbeddingMismatchError` when a query's embedder
         or dimension is not the one the profile was indexed with. One round trip for all queries."""
         ...
@@ -421,7 +421,7 @@ class PassageSource(Protocol):
         self, node_ids: Sequence[str], *, scope: AccessScope, whole: bool = False
     ) -> dict[str, Mapping[str, FieldHead]]:
         """The passage fields of the visible nodes among ``node_ids`` as passages read them
-        (:mod:`brain_graph.passage_heads`), keyed by node id: read bounded, from the heads stored
+        (:mod:`brain_graph.core.passage_heads`), keyed by node id: read bounded, from the heads stored
         with long texts; with ``whole``, made whole from the texts."""
         ...
 
@@ -489,7 +489,7 @@ class IndexStore(Protocol):
 class StorageBackend(Protocol):
     """A deployment's stores, plus loading.
 
-    ``load`` first runs :func:`brain_graph.write_checks.check_load` (a dataset a store could refuse
+    ``load`` first runs :func:`brain_graph.stores.write_checks.check_load` (a dataset a store could refuse
     writes nothing), then applies the embedder-identity rule of
     :func:`~brain_graph.stores.identity.profile_conflict`. It is idempotent; with ``replace`` the loaded
     tenants' previous contents are replaced, and a replace-load that fails at any point leaves every
@@ -529,7 +529,7 @@ class StorageBackend(Protocol):
 
     def apply(self, changes: ChangeSet) -> None:
         """Apply a :class:`ChangeSet` to the graph and the vectors together: checked first
-        (:func:`~brain_graph.write_checks.check_load` on its records), then written; when any write
+        (:func:`~brain_graph.stores.write_checks.check_load` on its records), then written; when any write
         fails, both stores are left as they were and the error is raised. Writes go to each tenant's
         current data (a tenant without data gets it); searches may see a change only as a whole
         on the embedded store, and on Neo4j + Weaviate may briefly see the vectors before the graph."""

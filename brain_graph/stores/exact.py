@@ -1,5 +1,5 @@
-"""The reference score (:func:`~brain_graph.scoring.cosine` then
-:func:`~brain_graph.scoring.similarity_from_cosine`) of one query against many stored vectors at once,
+"""The reference score (:func:`~brain_graph.core.scoring.cosine` then
+:func:`~brain_graph.core.scoring.similarity_from_cosine`) of one query against many stored vectors at once,
 bit for bit: the same float64 products, summed left to right (``np.add.accumulate``, unlike
 ``np.sum``), then the same division and rounding in Python floats."""
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from brain_graph.scoring import similarity_from_cosine
+from brain_graph.core.scoring import similarity_from_cosine
 
 
 def exact_scores(query: Sequence[float], stored: Sequence[Sequence[float]] | npt.NDArray[np.float32]) -> list[float]:

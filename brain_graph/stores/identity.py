@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.errors import ConfigurationError
 from brain_graph.stores.base import ProfileIndexInfo, VectorQuery
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from brain_graph.errors import one_line_message
+from brain_graph.core.errors import one_line_message
 
 Check = Callable[[], None]
 """Returns when the service answers as a search needs it to; raises (saying why) when it does not."""

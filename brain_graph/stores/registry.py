@@ -12,7 +12,7 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any, cast
 
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.errors import ConfigurationError
 from brain_graph.stores.base import StorageBackend
 
 BackendFactory = Callable[..., StorageBackend]
@@ -54,4 +54,4 @@ def module_factory(module: str) -> BackendFactory:
 
 
 register_backend("embedded", module_factory("brain_graph.stores.embedded"))
-register_backend("neo4j-weaviate", module_factory("brain_graph.stores.neo4j_weaviate"))
+register_backend("neo4j-weaviate", module_factory("brain_graph.stores.neo4j_weaviate.backend"))

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langchain_core.runnables import RunnableConfig
 
 from brain_graph import BrainSearchGraph, BrainSearchInput
-from brain_graph.wire import PromptPack, SearchHit
+from brain_graph.core.wire import PromptPack, SearchHit
 from examples.cortex.state import CortexState, Intent
 
 IDENTITY_ANSWER = (

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     EdgeRecord,
     NodeRecord,

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from weaviate.proto.v1 import search_get_pb2
 
-from brain_graph.security import AccessScope, Principal
+from brain_graph.core.security import AccessScope, Principal
 from brain_graph.stores.access import (
     cypher_params,
     cypher_visible,
@@ -26,9 +26,9 @@ from brain_graph.stores.access import (
     weaviate_visible,
 )
 from brain_graph.stores.base import StorageBackend
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate.grpc_search import found_objects, search_request
-from brain_graph.stores.weaviate.naming import collection_name, tenant_name
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import found_objects, search_request
+from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, tenant_name
 from tests.conformance.conftest import WORK, Harness
 
 # node id: (tenant, secured, acl)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from brain_graph.errors import DatasetError
-from brain_graph.security import Principal
+from brain_graph.core.errors import DatasetError
+from brain_graph.core.security import Principal
 from tests.conformance.conftest import Harness
 
 Q = [1.0, 0.0, 0.0, 0.0]

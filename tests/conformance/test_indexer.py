@@ -13,13 +13,13 @@ from collections.abc import Sequence
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from brain_graph.errors import DatasetError
+from brain_graph.core.errors import DatasetError
+from brain_graph.core.security import AccessScope
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.hashing import content_hash
 from brain_graph.indexing.hooks import GraphWriter
 from brain_graph.indexing.indexer import Indexer
-from brain_graph.profiles import EmbeddingProfile, ProfileRegistry, profile_text
-from brain_graph.security import AccessScope
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import ChangeSet, NodeRecord, VectorQuery
 from brain_graph.stores.identity import EmbeddingMismatchError
 from tests.conformance.conftest import DIM, DOC, EMBEDDER, RUN, WORK, Harness

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores import EmbeddingMismatchError, VectorQuery
 from brain_graph.stores.base import Link, Neighborhood
 from tests.conformance.conftest import DIM, DOC, EMBEDDER, WORK, Harness

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.dataset import load_dataset, read_dataset
-from brain_graph.errors import DatasetError
-from brain_graph.profiles import default_profiles
+from brain_graph.core.errors import DatasetError
+from brain_graph.core.vocabulary import WORK_ITEM
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing.dataset import load_dataset, read_dataset
 from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorQuery, VectorRecord
-from brain_graph.vocabulary import WORK_ITEM
 from tests.conformance.conftest import Harness
 from tests.conformance.test_loading import dataset, snapshot
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from brain_graph.errors import ConfigurationError
-from brain_graph.stores.neo4j.cypher import merge_edges
-from brain_graph.stores.weaviate.naming import (
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.stores.neo4j_weaviate.neo4j.cypher import merge_edges
+from brain_graph.stores.neo4j_weaviate.weaviate.naming import (
     collection_name,
     legacy_tenant_name,
     object_uuid,

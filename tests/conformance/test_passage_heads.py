@@ -1,11 +1,11 @@
 """PassageSource.get_passage_heads and SearchReads.context read what passages need of long texts, and
-give what the whole texts give (brain_graph.passage_heads), on every backend."""
+give what the whole texts give (brain_graph.core.passage_heads), on every backend."""
 
 from __future__ import annotations
 
-from brain_graph.passage_heads import HEAD_CHARS, field_heads
+from brain_graph.core.passage_heads import HEAD_CHARS, field_heads
+from brain_graph.core.vocabulary import CODE_FILE, DOC, WORK_ITEM
 from brain_graph.stores.base import ContextRequest
-from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
 from tests.conformance.conftest import Harness
 
 LONG = "word  refresh\n\n\n" * HEAD_CHARS  # normalised shorter than raw, still longer than a head

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.errors import ConfigurationError
 from brain_graph.stores import EmbeddingMismatchError, ProfileIndexInfo, VectorQuery
 from tests.conformance.conftest import Harness
 

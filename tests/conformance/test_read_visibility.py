@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import ContextRequest, EdgeRecord, VectorQuery
 from tests.conformance.conftest import EMBEDDER, WORK, Harness
 

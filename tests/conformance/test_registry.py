@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from brain_graph.config import build_services, load_settings
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.pipeline.config import build_services, load_settings
 from brain_graph.stores import StorageBackend, backend_names, build_backend, register_backend, registry
 from brain_graph.stores.embedded import EmbeddedStore
 

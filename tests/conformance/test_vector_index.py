@@ -6,8 +6,8 @@ from array import array
 
 import pytest
 
-from brain_graph.scoring import cosine, similarity_from_cosine
-from brain_graph.security import Principal
+from brain_graph.core.scoring import cosine, similarity_from_cosine
+from brain_graph.core.security import Principal
 from brain_graph.stores import EmbeddingMismatchError, VectorQuery
 from tests.conformance.conftest import DIM, DOC, EMBEDDER, WORK, Harness
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from brain_graph.errors import ConfigurationError, DatasetError
+from brain_graph.core.errors import ConfigurationError, DatasetError
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
@@ -22,7 +22,7 @@ from brain_graph.stores.base import (
     VectorState,
 )
 from brain_graph.stores.identity import EmbeddingMismatchError
-from brain_graph.stores.weaviate import states as weaviate_states
+from brain_graph.stores.neo4j_weaviate.weaviate import states as weaviate_states
 from tests.conformance.conftest import DIM, DOC, EMBEDDER, PROFILES, WORK, Harness
 
 ITEM, PAGE = "cdm.work_item", "cdm.page"

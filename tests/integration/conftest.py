@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
-from brain_graph.services import SearchServices
+from brain_graph.indexing.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.integration.servers import connect, unique_prefix
 

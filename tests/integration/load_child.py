@@ -21,14 +21,14 @@ from typing import Any
 
 import neo4j
 
-from brain_graph.dataset import load_dataset, read_dataset
-from brain_graph.profiles import default_profiles
-from brain_graph.stores.neo4j import generations as neo4j_generations
-from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend, from_environment
-from brain_graph.stores.weaviate import writes as weaviate_writes
-from brain_graph.stores.weaviate.writes import WeaviateWrites
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing.dataset import load_dataset, read_dataset
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend, from_environment
+from brain_graph.stores.neo4j_weaviate.neo4j import generations as neo4j_generations
+from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j_weaviate.neo4j.generations import Flip, Neo4jGenerations
+from brain_graph.stores.neo4j_weaviate.weaviate import writes as weaviate_writes
+from brain_graph.stores.neo4j_weaviate.weaviate.writes import WeaviateWrites
 
 BATCH = 50
 POINTS = ("neo4j-batch", "weaviate-batch", "flip", "clean-up")

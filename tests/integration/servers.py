@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from brain_graph.environment import read_settings
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.security import AccessScope
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend, Neo4jWeaviateSettings
+from brain_graph.core.environment import read_settings
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.core.security import AccessScope
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend, Neo4jWeaviateSettings
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = REPO / "scripts" / "services"
@@ -76,7 +76,7 @@ def run_cli_load(path: Path, *extra: str, store: Path | None = None) -> subproce
     env = {**os.environ, "BRAIN_GRAPH_BACKEND": "embedded" if store else "neo4j-weaviate"}
     args = ["--store", str(store)] if store else []
     return subprocess.run(
-        [sys.executable, "-m", "brain_graph.cli", "load", str(path), *args, *extra],
+        [sys.executable, "-m", "brain_graph.cli.main", "load", str(path), *args, *extra],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -14,7 +14,7 @@ import neo4j
 import pytest
 from neo4j.exceptions import ServiceUnavailable
 
-from brain_graph.errors import BackendUnavailableError, CapacityError
+from brain_graph.core.errors import BackendUnavailableError, CapacityError
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
@@ -24,12 +24,12 @@ from brain_graph.stores.base import (
     VectorKey,
     VectorRecord,
 )
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate import schema as weaviate_schema
-from brain_graph.stores.weaviate import writes as weaviate_writes
-from brain_graph.stores.weaviate.changes import WeaviateChanges
-from brain_graph.stores.weaviate.naming import collection_name, tenant_name
-from brain_graph.stores.weaviate.writes import WeaviateWrites
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.weaviate import schema as weaviate_schema
+from brain_graph.stores.neo4j_weaviate.weaviate import writes as weaviate_writes
+from brain_graph.stores.neo4j_weaviate.weaviate.changes import WeaviateChanges
+from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, tenant_name
+from brain_graph.stores.neo4j_weaviate.weaviate.writes import WeaviateWrites
 from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration

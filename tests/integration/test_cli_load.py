@@ -9,11 +9,11 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.graph import build_graph
-from brain_graph.profiles import default_profiles
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.graphs.search import build_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from tests.integration.conftest import parity_source, with_tenant_prefix
 from tests.integration.servers import connect, run_cli_load, unique_prefix
 

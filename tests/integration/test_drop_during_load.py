@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from brain_graph.dataset import Dataset, load_dataset
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.profiles import default_profiles
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing.dataset import Dataset, load_dataset
 from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorRecord
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate.naming import tenant_name
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.weaviate.naming import tenant_name
 from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration

@@ -19,11 +19,11 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.graph import build_graph
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.graphs.search import build_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from tests.helpers import closed_port
 from tests.integration.conftest import Loaded
 from tests.integration.servers import server_backend, services

@@ -12,14 +12,14 @@ from typing import Any, cast
 import pytest
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph.dataset import Dataset, load_dataset
-from brain_graph.graph import build_graph
-from brain_graph.profiles import ProfileRegistry
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
-from brain_graph.stores.generation_cache import GenerationCache
-from brain_graph.stores.neo4j.search_reads import Neo4jSearchReads
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.embedding.profiles import ProfileRegistry
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset, load_dataset
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.generation_cache import GenerationCache
+from brain_graph.stores.neo4j_weaviate.neo4j.search_reads import Neo4jSearchReads
 from tests.integration.conftest import with_tenant_prefix
 from tests.integration.servers import connect, unique_prefix
 

@@ -29,16 +29,16 @@ import pytest
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter
 
-from brain_graph.dataset import GraphRecords, load_dataset
+from brain_graph.core.security import AccessScope
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing.dataset import GraphRecords, load_dataset
 from brain_graph.indexing.hooks import GraphWriter
 from brain_graph.indexing.indexer import PAGE_SIZE, Indexer
-from brain_graph.profiles import default_profiles
-from brain_graph.security import AccessScope
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import ChangeSet, NodeRecord, VectorQuery
-from brain_graph.stores.neo4j.vector_copies import copy_bytes, copy_properties, copy_property
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate.naming import collection_name, tenant_name
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import copy_bytes, copy_properties, copy_property
+from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, tenant_name
 from tests.integration.servers import REPO, connect, server_settings, unique_prefix
 
 pytestmark = pytest.mark.integration
@@ -89,7 +89,7 @@ def index_command(tenant: str, *flags: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "brain_graph.cli",
+        "brain_graph.cli.main",
         "index",
         "--tenant",
         tenant,

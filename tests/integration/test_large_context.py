@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph.contracts import MAX_MAX_NODES, MAX_TOP_K
-from brain_graph.dataset import load_dataset
-from brain_graph.services import SearchServices
+from brain_graph.core.contracts import MAX_MAX_NODES, MAX_TOP_K
+from brain_graph.indexing.dataset import load_dataset
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.integration.conftest import with_tenant_prefix
 from tests.integration.servers import connect, unique_prefix

@@ -30,19 +30,19 @@ import neo4j
 import pytest
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import Dataset, embed_nodes, index_info, load_dataset
-from brain_graph.graph import build_graph
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset, embed_nodes, index_info, load_dataset
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.neo4j import generations as neo4j_generations
-from brain_graph.stores.neo4j.client import Neo4jClient
-from brain_graph.stores.neo4j.generations import Flip, Neo4jGenerations
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.stores.weaviate import writes as weaviate_writes
-from brain_graph.stores.weaviate.index import WeaviateVectorIndex
-from brain_graph.stores.weaviate.writes import WeaviateWrites
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.neo4j import generations as neo4j_generations
+from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j_weaviate.neo4j.generations import Flip, Neo4jGenerations
+from brain_graph.stores.neo4j_weaviate.weaviate import writes as weaviate_writes
+from brain_graph.stores.neo4j_weaviate.weaviate.index import WeaviateVectorIndex
+from brain_graph.stores.neo4j_weaviate.weaviate.writes import WeaviateWrites
 from tests.integration.conftest import with_tenant_prefix
 from tests.integration.load_child import BATCH, is_batch_write
 from tests.integration.servers import REPO, connect, server_settings, unique_prefix
@@ -384,7 +384,7 @@ def test_a_killed_cli_load(scenario: Scenario) -> None:
     """``brain-graph load`` SIGKILLed as soon as its first batch is visible in Neo4j (at the default
     batch sizes), on a dataset big enough for several batches."""
     scenario.datasets["big"] = with_tenant_prefix(synthetic_dataset(2500, tenants=2, seed=8), scenario.prefix)
-    command = [sys.executable, "-m", "brain_graph.cli", "load", str(scenario.write("big"))]
+    command = [sys.executable, "-m", "brain_graph.cli.main", "load", str(scenario.write("big"))]
     old = scenario.current()
     with (
         (scenario.tmp / "cli.log").open("w") as log,

@@ -12,13 +12,13 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import load_dataset, read_graph
-from brain_graph.errors import DatasetError
-from brain_graph.graph import build_graph
-from brain_graph.profiles import default_profiles
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.errors import DatasetError
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import load_dataset, read_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.base import EdgeRecord, NodeRecord, StorageBackend
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import SMALL_GRAPH, edge, node

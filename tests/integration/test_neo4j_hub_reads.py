@@ -10,15 +10,15 @@ from typing import Any, LiteralString
 
 import pytest
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import cypher_params
 from brain_graph.stores.base import EdgeRecord, NodeRecord
-from brain_graph.stores.neo4j import cypher
-from brain_graph.stores.neo4j.generations import edge_row
-from brain_graph.stores.neo4j.graph import heads_params
-from brain_graph.stores.neo4j.search_reads import COPY_PARAMS
-from brain_graph.stores.neo4j.vector_copies import MAX_COPIED
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.neo4j import cypher
+from brain_graph.stores.neo4j_weaviate.neo4j.generations import edge_row
+from brain_graph.stores.neo4j_weaviate.neo4j.graph import heads_params
+from brain_graph.stores.neo4j_weaviate.neo4j.search_reads import COPY_PARAMS
+from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import MAX_COPIED
 from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration

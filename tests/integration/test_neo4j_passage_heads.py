@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from brain_graph.passage_heads import HEAD_CHARS, field_heads
-from brain_graph.security import AccessScope
+from brain_graph.core.passage_heads import HEAD_CHARS, field_heads
+from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import DOC
 from brain_graph.stores.access import cypher_params
 from brain_graph.stores.base import NodeRecord
-from brain_graph.stores.neo4j import cypher
-from brain_graph.stores.neo4j.graph import heads_params
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
-from brain_graph.vocabulary import DOC
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.neo4j import cypher
+from brain_graph.stores.neo4j_weaviate.neo4j.graph import heads_params
 from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import neo4j
 import pytest
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import NodeRecord
-from brain_graph.stores.neo4j import cypher
+from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 from tests.integration.servers import connect, server_settings, unique_prefix
 
 pytestmark = pytest.mark.integration

@@ -7,12 +7,12 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.dataset import Dataset
-from brain_graph.graph import build_graph
-from brain_graph.security import Principal
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext, BrainSearchInput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
 from tests.integration.conftest import Loaded
 
 pytestmark = pytest.mark.integration

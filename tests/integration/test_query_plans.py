@@ -12,7 +12,7 @@ minutes). Two checks:
   generation with the ids filtered afterwards (which a seek hint on a key led by ``tenantId`` allowed,
   and the planner chose with stale statistics);
 - statically, every ``:BrainNode`` pattern variable of those statements carries a hint of the node
-  key (:data:`~brain_graph.stores.neo4j.cypher.NODE_KEY`, ``nodeId`` first).
+  key (:data:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.NODE_KEY`, ``nodeId`` first).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any, LiteralString, cast
 import neo4j
 import pytest
 
-from brain_graph.graph import build_graph
-from brain_graph.security import AccessScope
-from brain_graph.state import BrainSearchInput
-from brain_graph.stores.neo4j import cypher
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.core.security import AccessScope
+from brain_graph.graphs.search import build_graph
+from brain_graph.pipeline.state import BrainSearchInput
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 from tests.integration.conftest import Loaded
 from tests.integration.servers import server_settings
 from tests.integration.test_round_trips import busiest_query

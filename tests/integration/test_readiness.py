@@ -11,9 +11,9 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from brain_graph.server import readiness_endpoint
-from brain_graph.services import SearchServices
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.server import readiness_endpoint
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 from tests.helpers import closed_port
 from tests.integration.servers import server_backend
 

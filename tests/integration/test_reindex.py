@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from brain_graph.errors import ConfigurationError
-from brain_graph.security import AccessScope
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.security import AccessScope
 from brain_graph.stores import EmbeddingMismatchError, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from tests.integration.servers import connect, unique_prefix
 

@@ -25,8 +25,8 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.graph import build_graph
-from brain_graph.state import BrainSearchInput
+from brain_graph.graphs.search import build_graph
+from brain_graph.pipeline.state import BrainSearchInput
 from tests.integration.conftest import Loaded
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""The vector copies on the Neo4j nodes (:mod:`brain_graph.stores.neo4j.vector_copies`): the first hop
+"""The vector copies on the Neo4j nodes (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`): the first hop
 of a search is scored from them exactly as Weaviate scores it, and only while they cannot differ from
 Weaviate; otherwise the search asks Weaviate, as before copies existed.
 
@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import pytest
 
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.security import AccessScope
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.core.security import AccessScope
 from brain_graph.stores import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord
 from brain_graph.stores.base import ChangeSet, Seeds, VectorKey
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateBackend
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration

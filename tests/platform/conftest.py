@@ -11,9 +11,9 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from brain_graph.dataset import Dataset
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.services import SearchServices
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.indexing.dataset import Dataset
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.embedded import STORE_FILE_NAME, EmbeddedStore
 from tests.helpers import make_store
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server

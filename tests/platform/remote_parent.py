@@ -11,7 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
-from brain_graph.remote import remote_brain_search
+from brain_graph.serving.remote import remote_brain_search
 
 
 class ParentState(TypedDict, total=False):

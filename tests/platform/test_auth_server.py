@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from brain_graph.graph import GRAPH_NAME, BrainSearchGraph
+from brain_graph.graphs.search import GRAPH_NAME, BrainSearchGraph
 from tests.platform.cases import ALICE, SECURED_POSTMORTEM, canonical, in_process
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 
@@ -28,8 +28,8 @@ def auth_server(brain_home: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     workdir = tmp_path_factory.mktemp("langgraph-auth")
     config = {
         "dependencies": ["."],
-        "graphs": {GRAPH_NAME: "brain_graph.server:make_graph", "cortex": "examples.cortex.graph:make_graph"},
-        "http": {"app": "brain_graph.server:app"},
+        "graphs": {GRAPH_NAME: "brain_graph.serving.server:make_graph", "cortex": "examples.cortex.graph:make_graph"},
+        "http": {"app": "brain_graph.serving.server:app"},
         "auth": {"path": "tests.platform.auth_app:auth"},
         "env": {},
     }

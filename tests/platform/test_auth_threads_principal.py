@@ -15,7 +15,7 @@ import jwt
 import pytest
 
 from brain_graph.auth import TokenIssuer
-from brain_graph.graph import GRAPH_NAME
+from brain_graph.graphs.search import GRAPH_NAME
 from tests.platform.cases import SECURED_POSTMORTEM
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 

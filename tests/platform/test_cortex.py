@@ -13,10 +13,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from brain_graph.errors import AuthorizationError, InvalidRequestError
-from brain_graph.graph import NODE_NAMES, BrainSearchGraph, build_graph
-from brain_graph.security import Principal
-from brain_graph.services import SearchServices
+from brain_graph.core.errors import AuthorizationError, InvalidRequestError
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import NODE_NAMES, BrainSearchGraph, build_graph
+from brain_graph.pipeline.services import SearchServices
 from examples.cortex import CortexContext, Pattern, build_cortex, detect_intent
 from examples.cortex.nodes import IDENTITY_ANSWER, NEEDS_MODEL_ANSWER, NO_RESULTS_ANSWER, classify
 from examples.cortex.state import CortexInput

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from brain_graph.auth import TokenIssuer
-from brain_graph.graphql.limits import MAX_ALIASES
+from brain_graph.serving.graphql.limits import MAX_ALIASES
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 
 pytestmark = pytest.mark.server
@@ -53,7 +53,7 @@ def only_code(response: httpx.Response) -> str:
 
 
 def test_a_huge_document_is_refused_before_parsing(server: DevServer) -> None:
-    """413 is the body-size check's answer (:mod:`brain_graph.graphql.transport`), given before parsing."""
+    """413 is the body-size check's answer (:mod:`brain_graph.serving.graphql.transport`), given before parsing."""
     query = "{ " + " ".join(f"a{i}: __typename" for i in range(50_000)) + " }"  # 0.9 MB
     response = post(server, json={"query": query})
     assert response.status_code == 413

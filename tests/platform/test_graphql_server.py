@@ -14,10 +14,10 @@ from langgraph.graph import END, START, StateGraph
 
 from brain_graph.auth import TokenIssuer
 from brain_graph.auth.settings import load_auth_settings
-from brain_graph.graph import GRAPH_NAME, BrainSearchGraph
-from brain_graph.index_graph import INDEX_GRAPH_NAME
-from brain_graph.remote import remote_brain_search
-from brain_graph.state import BrainSearchContext
+from brain_graph.graphs.index import INDEX_GRAPH_NAME
+from brain_graph.graphs.search import GRAPH_NAME, BrainSearchGraph
+from brain_graph.pipeline.state import BrainSearchContext
+from brain_graph.serving.remote import remote_brain_search
 from tests.platform.cases import SECURED_POSTMORTEM, canonical, in_process
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 from tests.platform.graphql_queries import BRAIN_SEARCH, variables
@@ -252,7 +252,7 @@ def parent_server(server: DevServer, tmp_path_factory: pytest.TempPathFactory) -
     config = {
         "dependencies": ["."],
         "graphs": {"parent": "tests.platform.remote_parent:make_graph"},
-        "auth": {"path": "brain_graph.auth.langgraph_auth:auth", "disable_studio_auth": True},
+        "auth": {"path": "brain_graph.serving.langgraph_auth:auth", "disable_studio_auth": True},
         "env": {},
     }
     (workdir / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")

@@ -14,8 +14,8 @@ from langgraph_cli.config import validate_config_file
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from brain_graph.graph import GRAPH_NAME, NODE_NAMES
-from brain_graph.index_graph import INDEX_GRAPH_NAME
+from brain_graph.graphs.index import INDEX_GRAPH_NAME
+from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES
 from tests.platform.devserver import REPO_ROOT
 
 CONFIGS = [REPO_ROOT / "langgraph.json", REPO_ROOT / "examples" / "cortex" / "langgraph.json"]
@@ -36,8 +36,8 @@ def test_config_is_valid_and_portable(config_path: Path) -> None:
     raw = json.loads(config_path.read_text(encoding="utf-8"))
     assert config["python_version"] == "3.11"
     assert raw["env"] == {}  # no .env file needed; brain-graph reads an optional .env itself
-    assert _path(raw["graphs"][GRAPH_NAME]) == "brain_graph.server:make_graph"
-    assert raw["http"]["app"] == "brain_graph.server:app"
+    assert _path(raw["graphs"][GRAPH_NAME]) == "brain_graph.serving.server:make_graph"
+    assert raw["http"]["app"] == "brain_graph.serving.server:app"
     text = config_path.read_text(encoding="utf-8")
     assert "/work/" not in text
     assert "/home/" not in text
@@ -61,7 +61,7 @@ def test_root_config_serves_the_search_and_the_index_graphs() -> None:
 
 
 def test_health_route_in_process() -> None:
-    app = _load("brain_graph.server:app")
+    app = _load("brain_graph.serving.server:app")
     assert isinstance(app, Starlette)
     with TestClient(app) as client:
         body = client.get("/brain/health").json()

@@ -14,11 +14,11 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.errors import InvalidRequestError
-from brain_graph.graph import NODE_NAMES, BrainSearchGraph
-from brain_graph.security import Principal
-from brain_graph.state import BrainSearchContext, BrainSearchInput
-from brain_graph.steps import logger as pipeline_logger
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import NODE_NAMES, BrainSearchGraph
+from brain_graph.pipeline.binding import logger as pipeline_logger
+from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
 from brain_graph.stores.embedded import STORE_FILE_NAME
 from tests.platform.devserver import REPO_ROOT
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from brain_graph.graph import GRAPH_NAME
+from brain_graph.graphs.search import GRAPH_NAME
 from tests.platform.cases import SEARCHES
 from tests.platform.devserver import REPO_ROOT, run_dev_server
 

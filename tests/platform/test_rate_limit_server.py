@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from brain_graph.graph import GRAPH_NAME
+from brain_graph.graphs.search import GRAPH_NAME
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 from tests.platform.test_graphql_server import SECRET, SEED_EXAMPLE, error_code, graphql, run_wait, token
 

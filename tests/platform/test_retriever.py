@@ -14,12 +14,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 from langgraph.pregel.remote import RemoteException, RemoteGraph
 
-from brain_graph.contracts import BrainSearchOptionsInput
-from brain_graph.errors import AuthorizationError, InvalidRequestError
-from brain_graph.graph import GRAPH_NAME, BrainSearchGraph, build_graph
-from brain_graph.retriever import BrainSearchRetriever
-from brain_graph.security import Principal
-from brain_graph.services import SearchServices
+from brain_graph.core.contracts import BrainSearchOptionsInput
+from brain_graph.core.errors import AuthorizationError, InvalidRequestError
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import GRAPH_NAME, BrainSearchGraph, build_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.retriever import BrainSearchRetriever
 from tests.platform.cases import ALICE, NO_PRINCIPAL, SECURED_POSTMORTEM, in_process
 from tests.platform.devserver import DevServer
 

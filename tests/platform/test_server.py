@@ -10,9 +10,9 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
-from brain_graph.errors import InvalidRequestError
-from brain_graph.graph import GRAPH_NAME, NODE_NAMES, BrainSearchGraph
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph
+from brain_graph.pipeline.state import BrainSearchInput
 from tests.platform.cases import (
     ALICE,
     INVALID,

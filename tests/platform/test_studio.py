@@ -12,8 +12,8 @@ import jsonschema_rs
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
-from brain_graph.graph import GRAPH_NAME, NODE_NAMES
-from brain_graph.index_graph import INDEX_GRAPH_NAME
+from brain_graph.graphs.index import INDEX_GRAPH_NAME
+from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES
 from tests.helpers import SEED_OPTION_DEFAULTS
 from tests.platform.cases import NO_PRINCIPAL, SEARCHES, SECURED_WITHOUT_PRINCIPAL
 from tests.platform.devserver import DevServer

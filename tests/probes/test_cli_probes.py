@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain_graph.cli import app
+from brain_graph.cli.main import app
 from tests.probes.support import SMALL_GRAPH
 
 BASE_ENV = {

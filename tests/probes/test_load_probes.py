@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from brain_graph import DatasetError
-from brain_graph.dataset import read_dataset
+from brain_graph.indexing.dataset import read_dataset
 from tests.probes.support import BIDI_AND_INVISIBLE, make_store, node, request, search
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from brain_graph import BrainSearchResult, DatasetError, SearchServices
-from brain_graph.edges import EdgeRegistry
+from brain_graph.core.edges import EdgeRegistry
 from tests.probes.support import BIDI, edge, make_store, node, outside_fences, parse_markdown, request, search
 
 PACK_HEADINGS = ["Brain search context", "Episodes", "Sources", "Graph facts", "Passages"]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from brain_graph import Principal, SearchServices
-from brain_graph.dataset import Dataset, load_dataset
+from brain_graph.indexing.dataset import Dataset, load_dataset
 from tests.integration.servers import connect, unique_prefix
 from tests.probes.support import make_store, node, request, search
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from brain_graph.auth import AuthSettings, Credentials, default_gate, load_auth_settings
-from brain_graph.errors import AuthenticationError
-from brain_graph.security import Principal
+from brain_graph.core.errors import AuthenticationError
+from brain_graph.core.security import Principal
 
 SECRET = "s" * 40  # long enough for HS256 (32 characters at least)
 PLUGIN_TOKEN = "open-sesame"

@@ -12,7 +12,7 @@ import pytest
 
 from brain_graph.auth import JwtVerifier
 from brain_graph.auth.tokens import MAX_TTL_S
-from brain_graph.errors import AuthenticationError
+from brain_graph.core.errors import AuthenticationError
 from tests.unit.auth_plugin import SECRET
 
 NOW = 1_700_000_000  # the time every token here is verified at

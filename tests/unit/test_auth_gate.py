@@ -12,7 +12,7 @@ import pytest
 from brain_graph.auth import Gate, JwtVerifier, RateLimiter, TokenIssuer, default_gate, load_auth_settings
 from brain_graph.auth.gate import INSECURE_WARNING
 from brain_graph.auth.rate_limit import DEFAULT_RATE_LIMIT, parse_rate_limit
-from brain_graph.errors import AuthenticationError, ConfigurationError, RateLimitedError
+from brain_graph.core.errors import AuthenticationError, ConfigurationError, RateLimitedError
 from tests.unit.auth_plugin import SECRET, clean_auth_environment, configure, forget_auth_settings
 
 ISSUER = TokenIssuer(SECRET)

@@ -14,8 +14,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from brain_graph.auth import JwtVerifier, TokenIssuer, default_gate, load_auth_settings
 from brain_graph.auth.tokens import MAX_TOKEN_CHARS, MAX_TTL_S
-from brain_graph.errors import AuthenticationError, ConfigurationError, ForbiddenError, InvalidRequestError
-from brain_graph.security import Principal
+from brain_graph.core.errors import AuthenticationError, ConfigurationError, ForbiddenError, InvalidRequestError
+from brain_graph.core.security import Principal
 from tests.unit import auth_plugin
 from tests.unit.auth_plugin import SECRET, clean_auth_environment, configure, forget_auth_settings
 

@@ -15,18 +15,18 @@ from typing import Any, cast
 
 import pytest
 
-from brain_graph.dataset import Dataset
-from brain_graph.graph import build_graph
-from brain_graph.passage_heads import read_heads
-from brain_graph.security import AccessScope
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchInput
+from brain_graph.core.passage_heads import read_heads
+from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import CLUSTER, DOC, IN_CLUSTER
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.access import sql_params
 from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorQuery
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded import store as embedded_store
 from brain_graph.stores.identity import EmbeddingMismatchError
-from brain_graph.vocabulary import CLUSTER, DOC, IN_CLUSTER
 from tests.helpers import make_store, sqlite_steps
 
 AWKWARD = [

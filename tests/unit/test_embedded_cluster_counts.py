@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import CLUSTER, IN_CLUSTER
 from brain_graph.stores.access import sql_params
 from brain_graph.stores.base import EdgeRecord, NodeRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.store import CLUSTER_MEMBERSHIPS
-from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
 from tests.helpers import sqlite_steps
 
 MEMBERS = 2_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import sql_params
 from brain_graph.stores.base import EdgeRecord, NodeRecord
 from brain_graph.stores.embedded import EmbeddedStore

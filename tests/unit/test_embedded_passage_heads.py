@@ -6,13 +6,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from brain_graph.passage_heads import HEAD_CHARS, HEADS_PREFIX, field_heads
-from brain_graph.security import AccessScope
+from brain_graph.core.passage_heads import HEAD_CHARS, HEADS_PREFIX, field_heads
+from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import DOC
 from brain_graph.stores.access import sql_params
 from brain_graph.stores.base import NodeRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.store import PASSAGE_HEADS
-from brain_graph.vocabulary import DOC
 
 LONG = {"body": "refresh  token\n" * HEAD_CHARS}
 NODES = [

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.dataset import Dataset, load_dataset
-from brain_graph.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.indexing.dataset import Dataset, load_dataset
 from brain_graph.indexing.hooks import GraphWriter
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.embedded import EmbeddedStore, writes
 from tests.helpers import SMALL_GRAPH, make_store
 

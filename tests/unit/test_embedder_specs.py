@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.embedders import (
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.providers import (
     EmbedderSpec,
     LexicalEmbedder,
     build_embedder,
@@ -21,8 +23,6 @@ from brain_graph.embedders import (
     model_revision,
     parse_embedder_spec,
 )
-from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.errors import ConfigurationError
 
 ST = "sentence-transformers"
 
@@ -106,7 +106,10 @@ def test_lexical_never_truncates() -> None:
 
 
 def test_the_module_does_not_import_torch() -> None:
-    code = "import sys, brain_graph.embedders; print(sorted({'torch', 'sentence_transformers'} & set(sys.modules)))"
+    code = (
+        "import sys, brain_graph.embedding.providers; "
+        "print(sorted({'torch', 'sentence_transformers'} & set(sys.modules)))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from brain_graph.embeddings import LexicalHashEmbeddings, tokenize
-from brain_graph.scoring import cosine
+from brain_graph.core.scoring import cosine
+from brain_graph.embedding.lexical import LexicalHashEmbeddings, tokenize
 
 
 def test_same_text_same_vector_and_unit_norm() -> None:
@@ -18,7 +18,9 @@ def test_same_text_same_vector_and_unit_norm() -> None:
 
 
 def test_vectors_do_not_depend_on_the_python_process() -> None:
-    code = "from brain_graph.embeddings import LexicalHashEmbeddings as E; print(E().embed_query('auth flow')[:8])"
+    code = (
+        "from brain_graph.embedding.lexical import LexicalHashEmbeddings as E; print(E().embed_query('auth flow')[:8])"
+    )
     runs = {
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": seed}

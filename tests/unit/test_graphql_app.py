@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
-from brain_graph.errors import (
+from brain_graph.core.errors import (
     INTERNAL_MESSAGE,
     AuthorizationError,
     BackendUnavailableError,
@@ -22,8 +22,8 @@ from brain_graph.errors import (
     InvalidRequestError,
     RateLimitedError,
 )
-from brain_graph.graphql import create_graphql_app
-from brain_graph.graphql.errors import CODES, HTTP_STATUS, http_status
+from brain_graph.serving.graphql import create_graphql_app
+from brain_graph.serving.graphql.errors import CODES, HTTP_STATUS, http_status
 
 SECRET = "unit-test-secret-of-at-least-32-chars"
 QUERY = '{ brainSearch(queryText: "x", filter: {tenantId: "acme", secured: null}) { hits { nodeId } } }'

@@ -11,9 +11,9 @@ from graphql import get_introspection_query
 from starlette.testclient import TestClient
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
-from brain_graph.errors import AuthorizationError, ForbiddenError
-from brain_graph.graphql import create_graphql_app
-from brain_graph.graphql.limits import MAX_ALIASES, MAX_BODY_BYTES, MAX_FIELDS, MAX_TOKENS
+from brain_graph.core.errors import AuthorizationError, ForbiddenError
+from brain_graph.serving.graphql import create_graphql_app
+from brain_graph.serving.graphql.limits import MAX_ALIASES, MAX_BODY_BYTES, MAX_FIELDS, MAX_TOKENS
 from tests.platform.graphql_queries import BRAIN_SEARCH
 
 SECRET = "unit-test-secret-of-at-least-32-chars"

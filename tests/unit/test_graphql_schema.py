@@ -1,4 +1,4 @@
-"""The committed SDL (brain_graph/graphql/schema.graphql) against the code: it is the printed form of
+"""The committed SDL (brain_graph/serving/graphql/schema.graphql) against the code: it is the printed form of
 the executable schema, and every GraphQL type matches the pydantic contract the graph's output is
 validated with, field for field (name, list, nullability, scalar, input defaults)."""
 
@@ -21,8 +21,8 @@ from graphql import (
 )
 from pydantic import BaseModel, JsonValue
 
-from brain_graph import contracts
-from brain_graph.graphql import SCHEMA_PATH, build_schema
+from brain_graph.core import contracts
+from brain_graph.serving.graphql import SCHEMA_PATH, build_schema
 
 SCHEMA = build_schema()
 SCALARS: dict[Any, set[str]] = {str: {"String", "ID"}, int: {"Int"}, float: {"Float"}, bool: {"Boolean"}}

@@ -10,9 +10,9 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from brain_graph.errors import InvalidRequestError
-from brain_graph.index_graph import build_index_graph
-from brain_graph.services import SearchServices
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.graphs.index import build_index_graph
+from brain_graph.pipeline.services import SearchServices
 from tests.helpers import vector_states
 
 

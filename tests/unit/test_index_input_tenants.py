@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain_graph.cli import app
-from brain_graph.errors import InvalidRequestError
-from brain_graph.index_graph import build_index_graph
+from brain_graph.cli.main import app
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.graphs.index import build_index_graph
 from brain_graph.indexing.indexer import Indexer
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from tests.helpers import vector_states
 
 BAD_TENANTS = [
@@ -75,7 +75,7 @@ def test_the_installed_command_reports_a_non_utf8_tenant_in_one_line(
     tmp_path: Path, small_services: SearchServices
 ) -> None:
     store = tmp_path / "store.sqlite3"
-    command: list[str | bytes] = [sys.executable, "-m", "brain_graph.cli", "index", "--store", str(store)]
+    command: list[str | bytes] = [sys.executable, "-m", "brain_graph.cli.main", "index", "--store", str(store)]
     completed = subprocess.run([*command, "--tenant", b"\xff", "--json"], capture_output=True, check=False)
     stderr = completed.stderr.decode("utf-8")
     assert completed.returncode == 2, stderr

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from brain_graph.errors import DatasetError
+from brain_graph.core.errors import DatasetError
 from brain_graph.indexing.hooks import GraphWriter
-from brain_graph.services import SearchServices
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.embedded.store import EmbeddedStore
 
 IDS = ["a", "ab", "b"]

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.embedding.profiles import default_profiles, profile_text
+from brain_graph.indexing.batches import embed_texts
 from brain_graph.indexing.changes import vector_changes
-from brain_graph.indexing.embedding import embed_texts
 from brain_graph.indexing.hashing import content_hash, is_current
 from brain_graph.indexing.report import IndexReport
-from brain_graph.profiles import default_profiles, profile_text
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorKey, VectorState
 
 IDENTITY = ProfileIndexInfo("p", "model@abc", 3)

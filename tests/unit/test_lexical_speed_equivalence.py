@@ -21,12 +21,12 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from brain_graph import embeddings
-from brain_graph.dataset import embedding_text, example_dataset_path, read_dataset
-from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.profiles import default_profiles
+from brain_graph.embedding import lexical as embeddings
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing.dataset import embedding_text, example_dataset_path, read_dataset
 
-# --- the reference: brain_graph/embeddings.py before the speed-up, verbatim ------------------------
+# --- the reference: brain_graph/embedding/lexical.py before the speed-up, verbatim ------------------------
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

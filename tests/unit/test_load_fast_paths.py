@@ -19,9 +19,13 @@ from langchain_core.embeddings import Embeddings
 from weaviate.collections.grpc.shared import _Pack
 
 from benchmarks.synthetic import synthetic_dataset
-from brain_graph import dataset
-from brain_graph.contracts import identifier_problem
-from brain_graph.dataset import (
+from brain_graph.core.contracts import identifier_problem
+from brain_graph.core.errors import DatasetError
+from brain_graph.core.security import text_problem
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.indexing import dataset
+from brain_graph.indexing.batches import embed_texts
+from brain_graph.indexing.dataset import (
     DatasetEdge,
     DatasetNode,
     GraphRecords,
@@ -31,14 +35,10 @@ from brain_graph.dataset import (
     node_record,
     read_graph,
 )
-from brain_graph.errors import DatasetError
-from brain_graph.indexing.embedding import embed_texts
-from brain_graph.profiles import default_profiles
-from brain_graph.security import text_problem
 from brain_graph.stores.base import NodeRecord
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.weaviate.writes import client_vector
-from brain_graph.write_checks import (
+from brain_graph.stores.neo4j_weaviate.weaviate.writes import client_vector
+from brain_graph.stores.write_checks import (
     MAX_URL_CHARS,
     URL_SCHEMES,
     _identifier,
@@ -295,8 +295,8 @@ def test_records_not_read_by_read_graph_are_checked_before_embedding(
 def test_records_read_from_a_file_are_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """read_graph's records are immutable and marked checked: the backend's load does not check them
     again; any other sequence (even of the same records) is checked."""
-    from brain_graph import write_checks
-    from brain_graph.dataset import read_graph
+    from brain_graph.indexing.dataset import read_graph
+    from brain_graph.stores import write_checks
 
     records = read_graph(example_dataset_path())
     assert isinstance(records.nodes, write_checks.CheckedNodes)

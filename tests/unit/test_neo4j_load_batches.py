@@ -4,7 +4,7 @@ in one statement) went over the Neo4j server's transaction memory limit, and the
 from __future__ import annotations
 
 from brain_graph.stores.base import EdgeRecord, NodeRecord, VectorRecord
-from brain_graph.stores.neo4j.generations import (
+from brain_graph.stores.neo4j_weaviate.neo4j.generations import (
     LOAD_BATCH,
     LOAD_BATCH_CHARS,
     copy_lanes,
@@ -13,7 +13,7 @@ from brain_graph.stores.neo4j.generations import (
     node_lanes,
     row_chars,
 )
-from brain_graph.stores.neo4j.vector_copies import copy_properties, latest, merged
+from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import copy_properties, latest, merged
 
 
 def test_batches_keep_the_order_and_both_bounds() -> None:

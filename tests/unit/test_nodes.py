@@ -10,24 +10,24 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableConfig
 
-from brain_graph.embeddings import LexicalHashEmbeddings
-from brain_graph.errors import (
+from brain_graph.core.errors import (
     INTERNAL_MESSAGE,
     BackendUnavailableError,
     ConfigurationError,
     InternalError,
     InvalidRequestError,
 )
-from brain_graph.graph import build_graph
+from brain_graph.core.wire import SearchHit
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry
+from brain_graph.graphs.search import build_graph
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
 from brain_graph.nodes.retrieve import merge_hits, node_meta
-from brain_graph.profiles import EmbeddingProfile, ProfileRegistry
-from brain_graph.services import SearchLimits, SearchServices
-from brain_graph.state import BrainSearchState
-from brain_graph.steps import SERVER_UNAVAILABLE_DETAIL, StepDeps
+from brain_graph.pipeline.binding import SERVER_UNAVAILABLE_DETAIL, StepDeps
+from brain_graph.pipeline.services import SearchLimits, SearchServices
+from brain_graph.pipeline.state import BrainSearchState
 from brain_graph.stores.base import VectorHit
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.wire import SearchHit
 from tests.helpers import request
 
 
@@ -319,9 +319,9 @@ def test_a_server_run_hides_a_misconfigured_store(tmp_path: Path, caplog: pytest
 
 
 def test_a_search_too_large_for_a_server_is_told_to_the_caller_as_it_is() -> None:
-    from brain_graph.errors import CapacityError
-    from brain_graph.graphql.errors import code_of
-    from brain_graph.steps import served_error
+    from brain_graph.core.errors import CapacityError
+    from brain_graph.pipeline.binding import served_error
+    from brain_graph.serving.graphql.errors import code_of
 
     error = CapacityError("neo4j: the transaction needs more memory than the server allows")
     assert served_error("expand", error) is None  # the request's own fault: lower maxNodes, expandDepth or topK

@@ -10,26 +10,15 @@ from typing import Any
 
 import pytest
 
-from brain_graph import text as text_module
-from brain_graph.contracts import (
+from brain_graph.core import text as text_module
+from brain_graph.core.contracts import (
     MAX_MAX_EPISODES,
     MAX_QUERY_CHARS,
     MAX_TOP_K,
     BrainSearchOptionsInput,
     BrainSearchResult,
 )
-from brain_graph.graph import build_graph
-from brain_graph.nodes.assemble_passages import fit_passage, passage_text
-from brain_graph.nodes.build_pack import (
-    FACTS_LEFT_OUT,
-    LEFT_OUT,
-    SOURCE_LINE,
-    context_markdown_bound,
-    render_markdown,
-)
-from brain_graph.services import SearchLimits, SearchServices
-from brain_graph.stores.base import NodeRecord
-from brain_graph.text import (
+from brain_graph.core.text import (
     clean_block,
     code_span,
     escape_inline,
@@ -40,8 +29,8 @@ from brain_graph.text import (
     one_line,
     safe_url,
 )
-from brain_graph.vocabulary import MAX_EDGE_TYPE_CHARS
-from brain_graph.wire import (
+from brain_graph.core.vocabulary import MAX_EDGE_TYPE_CHARS
+from brain_graph.core.wire import (
     CandidateVia,
     GraphEdge,
     RagPassage,
@@ -51,6 +40,17 @@ from brain_graph.wire import (
     SearchFilter,
     SearchRequest,
 )
+from brain_graph.graphs.search import build_graph
+from brain_graph.nodes.assemble_passages import fit_passage, passage_text
+from brain_graph.nodes.build_pack import (
+    FACTS_LEFT_OUT,
+    LEFT_OUT,
+    SOURCE_LINE,
+    context_markdown_bound,
+    render_markdown,
+)
+from brain_graph.pipeline.services import SearchLimits, SearchServices
+from brain_graph.stores.base import NodeRecord
 from tests.helpers import edge, make_store, node, request
 from tests.unit.hostile_graph import (
     FORGED_PACK_SECTIONS,

@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from brain_graph.nodes.assemble_passages import field_part, fit_passage
-from brain_graph.passage_heads import (
+from brain_graph.core.passage_heads import (
     HEAD_CHARS,
     HEADS_PREFIX,
     HEADS_VERSION,
@@ -20,10 +19,11 @@ from brain_graph.passage_heads import (
     read_heads,
     stored_heads,
 )
-from brain_graph.services import SearchLimits
+from brain_graph.core.text import cut_excerpt, excerpt, fence_overhead, normalize_code
+from brain_graph.core.vocabulary import CODE_FILE, DOC, WORK_ITEM
+from brain_graph.nodes.assemble_passages import field_part, fit_passage
+from brain_graph.pipeline.services import SearchLimits
 from brain_graph.stores.base import NodeRecord
-from brain_graph.text import cut_excerpt, excerpt, fence_overhead, normalize_code
-from brain_graph.vocabulary import CODE_FILE, DOC, WORK_ITEM
 
 PIECES = ["word", "refresh", " ", "  ", "\t", "\n", "\n\n\n", " \n ", "`", "```", "\r\n", "\u2028", "é", "\x0b"]
 

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from brain_graph.progress import ProgressLines, ProgressReporter
+from brain_graph.cli.progress import ProgressLines, ProgressReporter
 
 
 def test_lines_give_count_rate_and_eta_at_most_every_interval() -> None:

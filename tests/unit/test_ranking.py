@@ -1,4 +1,4 @@
-"""The graph-aware score (brain_graph.ranking) on small hand-built graphs with chosen similarities.
+"""The graph-aware score (brain_graph.pipeline.ranking) on small hand-built graphs with chosen similarities.
 
 Every document's embedding text starts with ``@<cosine>``: :class:`AngleEmbeddings` turns it into a
 unit vector at that cosine to the query's, so each node's ``vectorScore`` is ``(1 + cosine) / 2``.
@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from brain_graph.config import build_services, load_settings
-from brain_graph.dataset import Dataset, load_dataset
-from brain_graph.errors import ConfigurationError
-from brain_graph.graph import build_graph
-from brain_graph.profiles import default_profiles
-from brain_graph.ranking import GraphScoring, SupportTable, pack_size
-from brain_graph.services import SearchServices
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.embedding.profiles import default_profiles
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset, load_dataset
+from brain_graph.pipeline.config import build_services, load_settings
+from brain_graph.pipeline.ranking import GraphScoring, SupportTable, pack_size
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import Link
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import edge, node, request

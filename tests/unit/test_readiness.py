@@ -16,9 +16,9 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from brain_graph.errors import ConfigurationError
-from brain_graph.server import readiness_endpoint
-from brain_graph.services import SearchServices
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.server import readiness_endpoint
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.readiness import ReadinessProbe, ServiceStatus, check_backend, check_services
 from tests.helpers import SMALL_GRAPH, make_store

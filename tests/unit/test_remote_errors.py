@@ -7,7 +7,7 @@ import pytest
 from langgraph.pregel.remote import RemoteException
 from langgraph_sdk import errors as sdk_errors
 
-from brain_graph.errors import (
+from brain_graph.core.errors import (
     AuthenticationError,
     BackendUnavailableError,
     BrainGraphError,
@@ -16,7 +16,7 @@ from brain_graph.errors import (
     InvalidRequestError,
     RateLimitedError,
 )
-from brain_graph.remote import remote_error, status_error
+from brain_graph.serving.remote import remote_error, status_error
 
 
 @pytest.mark.parametrize(

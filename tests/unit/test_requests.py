@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from brain_graph.contracts import BrainSearchOptionsInput, BrainSearchRequest
-from brain_graph.errors import InvalidRequestError
-from brain_graph.graph import BrainSearchGraph
-from brain_graph.requests import read_request
-from brain_graph.services import SearchLimits, SearchServices
+from brain_graph.core.contracts import BrainSearchOptionsInput, BrainSearchRequest
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.graphs.search import BrainSearchGraph
+from brain_graph.pipeline.requests import read_request
+from brain_graph.pipeline.services import SearchLimits, SearchServices
 from tests.helpers import SEED_OPTION_DEFAULTS, request
 
 BASE: dict[str, Any] = {"queryText": "token", "filter": {"tenantId": "t1", "secured": False}}

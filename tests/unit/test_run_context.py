@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.errors import InvalidRequestError
-from brain_graph.graph import build_graph
-from brain_graph.security import Principal
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import build_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput
 from tests.helpers import request
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.errors import ConfigurationError
-from brain_graph.ranking import GraphScoring, SupportTable, adjusted_score
-from brain_graph.security import AccessScope
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.security import AccessScope
+from brain_graph.core.text import MEMO_MAX_CHARS, _fit, code_span, code_span_of, escape_inline, inline, one_line
+from brain_graph.pipeline.ranking import GraphScoring, SupportTable, adjusted_score
 from brain_graph.stores.base import Link, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.schema import stored_json
-from brain_graph.text import MEMO_MAX_CHARS, _fit, code_span, code_span_of, escape_inline, inline, one_line
 
 JSON_TEXTS = [
     "{}",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from brain_graph.contracts import BrainSearchResult
-from brain_graph.errors import AuthorizationError
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.security import AccessScope, Principal, resolve_scope
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.errors import AuthorizationError
+from brain_graph.core.security import AccessScope, Principal, resolve_scope
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext
 from tests.helpers import request
 
 SECURED_IDS = {"d2", "s2"}

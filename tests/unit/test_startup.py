@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from brain_graph.startup import DEV_VARIANT, dev_reloader_pid
+from brain_graph.serving.startup import DEV_VARIANT, dev_reloader_pid
 
 
 def test_a_process_that_no_dev_server_spawned_has_no_reloader(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,11 +13,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from brain_graph.errors import InvalidRequestError
-from brain_graph.graph import BrainSearchGraph, build_graph
-from brain_graph.security import Principal
-from brain_graph.services import SearchServices
-from brain_graph.state import BrainSearchContext
+from brain_graph.core.errors import InvalidRequestError
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import BrainSearchGraph, build_graph
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext
 from tests.helpers import request
 
 

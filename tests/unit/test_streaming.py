@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from brain_graph.graph import NODE_NAMES, BrainSearchGraph
-from brain_graph.state import BrainSearchOutput
+from brain_graph.graphs.search import NODE_NAMES, BrainSearchGraph
+from brain_graph.pipeline.state import BrainSearchOutput
 from tests.helpers import request
 
 OUTPUT_KEYS = list(BrainSearchOutput.__annotations__)

@@ -1,4 +1,4 @@
-"""The fast paths of :mod:`brain_graph.text` give exactly what the plain definitions give.
+"""The fast paths of :mod:`brain_graph.core.text` give exactly what the plain definitions give.
 
 The reference functions below are the definitions the fast paths replaced (a frozen copy); every
 neutralising function is compared with them on seeded random strings built from the characters that
@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from brain_graph import text
+from brain_graph.core import text
 
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from brain_graph.environment import read_settings
-from brain_graph.errors import ConfigurationError
+from brain_graph.core.environment import read_settings
+from brain_graph.core.errors import ConfigurationError
 from brain_graph.stores.embedded import memory
 from brain_graph.stores.embedded.memory import (
     MIN_DEFAULT_CACHE_MB,

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brain_graph.security import AccessScope
-from brain_graph.state import SeedScores
+from brain_graph.core.security import AccessScope
+from brain_graph.pipeline.state import SeedScores
 from brain_graph.stores.base import VectorHit, VectorQuery, VectorRecord, VectorState
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError
-from brain_graph.stores.neo4j.vector_copies import (
+from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import (
     MAX_COPIED,
     CopyStates,
     changed_copies,

@@ -1,4 +1,4 @@
-"""Insert batches built in place (:func:`brain_graph.stores.weaviate.writes.batch_request`) are the
+"""Insert batches built in place (:func:`brain_graph.stores.neo4j_weaviate.weaviate.writes.batch_request`) are the
 message the Weaviate client's ``insert_many`` sends for the same objects, and objects the server refuses
 fail their batch with a typed error, without a server."""
 
@@ -15,10 +15,10 @@ from weaviate.collections.classes.batch import _BatchObject
 from weaviate.proto.v1 import batch_pb2
 from weaviate.util import _ServerVersion
 
-from brain_graph.errors import BackendUnavailableError
+from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.stores.base import VectorRecord
-from brain_graph.stores.weaviate.changes import StoredObject
-from brain_graph.stores.weaviate.writes import Target, WeaviateWrites, batch_request, data_object
+from brain_graph.stores.neo4j_weaviate.weaviate.changes import StoredObject
+from brain_graph.stores.neo4j_weaviate.weaviate.writes import Target, WeaviateWrites, batch_request, data_object
 
 TARGET = Target("BrainGraph_p_default_0a1b2c3d", "t_5f1_g3")
 

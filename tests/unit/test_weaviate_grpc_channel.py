@@ -12,9 +12,14 @@ import grpc  # type: ignore[import-untyped]
 import pytest
 from weaviate.proto.v1 import batch_pb2
 
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.stores.weaviate import grpc_search
-from brain_graph.stores.weaviate.grpc_search import RETRY_DELAYS_S, GrpcSearch, _RequestFailedError, search_request
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.stores.neo4j_weaviate.weaviate import grpc_search
+from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import (
+    RETRY_DELAYS_S,
+    GrpcSearch,
+    _RequestFailedError,
+    search_request,
+)
 from tests.helpers import closed_port
 
 

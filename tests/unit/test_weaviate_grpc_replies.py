@@ -1,4 +1,4 @@
-"""Decoding Weaviate gRPC replies (:mod:`brain_graph.stores.weaviate.grpc_search`) without a server:
+"""Decoding Weaviate gRPC replies (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.grpc_search`) without a server:
 the properties a search reads, the distance and the raw vector, as the server encodes them."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 from weaviate.proto.v1 import base_pb2, properties_pb2, search_get_pb2
 
-from brain_graph.security import AccessScope
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import VectorQuery
 from brain_graph.stores.exact import exact_scores
-from brain_graph.stores.weaviate.grpc_search import FLOAT32, found_objects, vector_matrix
-from brain_graph.stores.weaviate.search import returned, score
+from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import FLOAT32, found_objects, vector_matrix
+from brain_graph.stores.neo4j_weaviate.weaviate.search import returned, score
 
 
 def text(value: str) -> properties_pb2.Value:

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from brain_graph.errors import BackendUnavailableError
-from brain_graph.stores.neo4j_weaviate import Neo4jWeaviateSettings
-from brain_graph.stores.weaviate.grpc_search import GrpcSearch, search_request
-from brain_graph.stores.weaviate.index import WeaviateVectorIndex
+from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
+from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import GrpcSearch, search_request
+from brain_graph.stores.neo4j_weaviate.weaviate.index import WeaviateVectorIndex
 from tests.helpers import closed_port
 
 TLS_HANDSHAKE = b"\x16\x03"

@@ -1,4 +1,4 @@
-"""The JSON shapes of the state (brain_graph.wire) and the pydantic contracts describe the same wire."""
+"""The JSON shapes of the state (brain_graph.core.wire) and the pydantic contracts describe the same wire."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from pydantic import BaseModel
 from typing_extensions import get_type_hints
 
-from brain_graph import contracts, wire
-from brain_graph.state import BrainSearchOutput
+from brain_graph.core import contracts, wire
+from brain_graph.pipeline.state import BrainSearchOutput
 
 PAIRS = [
     (wire.SearchFilter, contracts.BrainSearchFilterInput),

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from brain_graph.errors import DatasetError
+from brain_graph.core.errors import DatasetError
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorRecord
-from brain_graph.write_checks import check_load
+from brain_graph.stores.write_checks import check_load
 
 PROFILE = ProfileIndexInfo("p", "embedder", 2)
 NODE = NodeRecord("t", "n", "cdm.doc", None, "title", None)
@@ -91,7 +91,7 @@ def test_an_edge_type_or_vector_flag_of_another_type_is_refused() -> None:
 
 def test_a_change_is_checked_like_a_load_plus_its_deletes() -> None:
     from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeKey
-    from brain_graph.write_checks import check_changes
+    from brain_graph.stores.write_checks import check_changes
 
     check_changes(ChangeSet(upsert_nodes=[NODE], delete_nodes=[NodeKey("t", "other")]))
     with pytest.raises(DatasetError, match="both written and deleted"):
@@ -104,7 +104,7 @@ def test_a_change_is_checked_like_a_load_plus_its_deletes() -> None:
 
 def test_each_distinct_acl_entry_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nodes sharing ACL entries are checked without parsing the same entry again."""
-    from brain_graph import write_checks
+    from brain_graph.stores import write_checks
 
     parsed: list[object] = []
     original = write_checks.parse_acl_entry

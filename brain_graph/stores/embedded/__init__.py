@@ -1,6 +1,6 @@
 """The embedded default backend: one SQLite file holding nodes, edges and vectors.
 
-No server is needed. Every load is checked first (:func:`~brain_graph.write_checks.check_load`), then
+No server is needed. Every load is checked first (:func:`~brain_graph.stores.write_checks.check_load`), then
 written in one SQLite transaction, so a refused, failing or interrupted load leaves the previous
 contents intact (:mod:`.writes`). Profiles follow the embedder-identity rule of
 :mod:`brain_graph.stores.identity`: one identity per profile for all tenants. Visibility is filtered in

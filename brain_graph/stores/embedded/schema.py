@@ -66,7 +66,7 @@ READ_DATA_VERSIONS = (
     f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant)"
 )
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
-# ``heads``: the passage heads of a node with a long text (brain_graph.passage_heads), else NULL;
+# ``heads``: the passage heads of a node with a long text (brain_graph.core.passage_heads), else NULL;
 # absent from a store no write of this version touched yet (readers check).
 WRITTEN_NODE_COLUMNS = NODE_COLUMNS + ", heads"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")

@@ -9,7 +9,7 @@ from platformdirs import user_data_dir
 from pydantic import Field
 from pydantic_settings import BaseSettings
 
-from brain_graph.environment import ENV_CONFIG, read_settings
+from brain_graph.core.environment import ENV_CONFIG, read_settings
 from brain_graph.stores.embedded.store import EmbeddedStore
 
 STORE_FILE_NAME = "brain-graph.sqlite3"

@@ -11,9 +11,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, LiteralString, NamedTuple
 
-from brain_graph.errors import BackendUnavailableError, ConfigurationError
-from brain_graph.passage_heads import HEADS_PREFIX, FieldHead, read_heads
-from brain_graph.security import AccessScope
+from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.core.passage_heads import HEADS_PREFIX, FieldHead, read_heads
+from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import CLUSTER, IN_CLUSTER
 from brain_graph.stores.access import sql_params, sql_visible
 from brain_graph.stores.base import (
     ChangeSet,
@@ -51,7 +52,6 @@ from brain_graph.stores.embedded.writes import check_store_path, delete_where, o
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.stores.readiness import Check
 from brain_graph.stores.search_reads import ComposedSearchReads
-from brain_graph.vocabulary import CLUSTER, IN_CLUSTER
 
 BACKEND = "embedded store"
 

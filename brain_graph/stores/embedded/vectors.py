@@ -13,8 +13,8 @@ A query then
 3. re-scores exactly every candidate that could be in the top ``top_k``: the best ``top_k`` rows
    plus every row within :func:`candidate_margin` of the ``top_k``-th, so exact ties beyond any fixed
    window are all re-scored. The exact pass is :func:`exact_cosines`, the same float64 left-to-right
-   accumulation as :func:`brain_graph.scoring.cosine` (bit-identical), then
-   :func:`~brain_graph.scoring.similarity_from_cosine`; hits are ordered by score, then node id.
+   accumulation as :func:`brain_graph.core.scoring.cosine` (bit-identical), then
+   :func:`~brain_graph.core.scoring.similarity_from_cosine`; hits are ordered by score, then node id.
 
 A zero query scores every row 0.5 (the reference cosine is 0): the first ``top_k`` visible node ids.
 Other degenerate inputs (a non-finite query, rows with a norm outside ``[1e-15, 1e15]``, a
@@ -59,9 +59,9 @@ import numpy.typing as npt
 from pydantic import Field
 from pydantic_settings import BaseSettings
 
-from brain_graph.environment import ENV_CONFIG, read_settings
-from brain_graph.scoring import similarity_from_cosine
-from brain_graph.security import AccessScope
+from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.scoring import similarity_from_cosine
+from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import numpy_visible
 from brain_graph.stores.embedded.memory import MiB, default_cache_mb
 
@@ -82,7 +82,7 @@ FloatArray = npt.NDArray[np.float64]
 def exact_cosines(
     query: FloatArray, rows: npt.NDArray[np.float32], query_norm_sq: float, norms_sq: FloatArray
 ) -> list[float]:
-    """:func:`brain_graph.scoring.cosine` of ``query`` (float64) with each float32 row, bit for bit: the
+    """:func:`brain_graph.core.scoring.cosine` of ``query`` (float64) with each float32 row, bit for bit: the
     products and sums are the same float64 operations in the same order (``np.add.accumulate`` adds left
     to right, unlike ``np.sum``); ``norms_sq`` are the rows' sums of squares, accumulated the same way."""
     if len(rows) == 0:
@@ -106,7 +106,7 @@ def row_dots(rows: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> 
 
 
 def sums_of_squares(rows: npt.NDArray[np.float32]) -> FloatArray:
-    """Each row's float64 sum of squares, accumulated left to right (as :func:`~brain_graph.scoring.cosine`)."""
+    """Each row's float64 sum of squares, accumulated left to right (as :func:`~brain_graph.core.scoring.cosine`)."""
     out = np.zeros(len(rows), dtype=np.float64)
     if rows.shape[1] == 0:
         return out
@@ -196,8 +196,8 @@ class VectorMatrix:
         self, query: Sequence[float], *, scope: AccessScope, project_key: str | None, top_k: int
     ) -> list[tuple[str, float]]:
         """The best ``top_k`` visible rows (of ``project_key`` if set) as (node id, score), ordered by
-        score descending then node id; scores as :func:`~brain_graph.scoring.similarity_from_cosine` of
-        :func:`~brain_graph.scoring.cosine` of ``query`` and the stored vector."""
+        score descending then node id; scores as :func:`~brain_graph.core.scoring.similarity_from_cosine` of
+        :func:`~brain_graph.core.scoring.cosine` of ``query`` and the stored vector."""
         if top_k <= 0 or not self.node_ids:
             return []
         if project_key is None:

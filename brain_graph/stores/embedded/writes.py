@@ -1,6 +1,6 @@
 """Writes of the embedded store: a load in one SQLite transaction, and deletions; and the checks of
 the store's path shared with the reads (a path that cannot be a store is a one-line
-:class:`~brain_graph.errors.ConfigurationError` naming it, exit code 2 in the CLI)."""
+:class:`~brain_graph.core.errors.ConfigurationError` naming it, exit code 2 in the CLI)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from brain_graph.errors import BackendUnavailableError, BrainGraphError, ConfigurationError, DatasetError
-from brain_graph.passage_heads import stored_heads
+from brain_graph.core.errors import BackendUnavailableError, BrainGraphError, ConfigurationError, DatasetError
+from brain_graph.core.passage_heads import stored_heads
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.codec import canonical_json
 from brain_graph.stores.embedded.schema import (
@@ -29,7 +29,7 @@ from brain_graph.stores.embedded.schema import (
     migrate,
 )
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
-from brain_graph.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
+from brain_graph.stores.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
 
 SQLITE_BUSY = 5
 SQLITE_LOCKED = 6

@@ -1,0 +1,1 @@
+"""The ``brain-graph`` command line (:mod:`.main`)."""

@@ -1,0 +1,306 @@
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search`` and ``token``."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+from rich.console import Console
+
+from brain_graph.auth.settings import load_auth_settings
+from brain_graph.auth.tokens import DEFAULT_TTL_S
+from brain_graph.cli.progress import ProgressReporter
+from brain_graph.core.contracts import BrainSearchResult
+from brain_graph.core.environment import read_settings
+from brain_graph.core.errors import (
+    AuthorizationError,
+    BrainGraphError,
+    CapacityError,
+    ConfigurationError,
+    DatasetError,
+    InvalidRequestError,
+)
+from brain_graph.core.security import Principal
+from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import (
+    collector_paused,
+    embedding_work,
+    example_dataset_path,
+    load_dataset,
+    read_graph,
+)
+from brain_graph.indexing.indexer import Indexer
+from brain_graph.pipeline.config import build_services, load_settings
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, search_input
+from brain_graph.stores.embedded import EmbeddedSettings
+from brain_graph.stores.registry import build_backend
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Deterministic GraphRAG search for LangGraph.")
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: print the installed version and stop."""
+    if value:
+        typer.echo(f"brain-graph {metadata.version('brain-graph')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Deterministic GraphRAG search for LangGraph."""
+
+
+DEMO_SEARCHES: tuple[dict[str, Any], ...] = (
+    {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}},
+    {
+        "queryText": "duplicate card charges idempotency",
+        "filter": {"tenantId": "acme", "projectKey": "PAY", "secured": False},
+        "options": {"topK": 5, "expandDepth": 2},
+    },
+)
+EXIT_CODES: dict[type[BrainGraphError], int] = {
+    InvalidRequestError: 2,
+    DatasetError: 2,
+    CapacityError: 2,
+    ConfigurationError: 2,
+    AuthorizationError: 3,
+}
+
+
+def _fail(error: BrainGraphError) -> typer.Exit:
+    """Exit with the error's one line: 2 bad input or configuration, 3 not authorised, 1 anything else."""
+    message = " ".join(str(error).split())
+    sys.stderr.write(f"error: {message}\n")
+    return typer.Exit(code=next((c for t, c in EXIT_CODES.items() if isinstance(error, t)), 1))
+
+
+def _services(store: Path | None) -> SearchServices:
+    """Services from configuration; with ``store``, on that embedded store whatever the backend setting."""
+    settings = load_settings()
+    backend = build_backend("embedded", store_path=store) if store is not None else None
+    return build_services(settings, backend=backend)
+
+
+def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = False) -> None:
+    with collector_paused():
+        dataset = read_graph(path)
+        total = embedding_work(dataset.node_records(), services.profiles)
+        with ProgressReporter("embedding", total, err, quiet=quiet) as progress:
+            report = load_dataset(
+                dataset, services.backend, services.profiles, replace=replace, progress=progress.advance
+            )
+    if not quiet:
+        err.print(
+            f"loaded {report.nodes} nodes, {report.edges} edges, {report.embedded + report.unchanged} vectors "
+            f"from {path} "
+            f"into the {services.backend.name} backend in {report.seconds:.1f} s"
+        )
+    if report.pending:
+        err.print(
+            f"warning: the embedder failed on {report.pending} node(s); they were loaded without a vector "
+            "(pending): run brain-graph index to retry them"
+        )
+
+
+@app.command()
+def load(
+    path: Annotated[Path | None, typer.Argument(help="Dataset file (JSON, see examples/data/README.md).")] = None,
+    example: Annotated[bool, typer.Option("--example", help="Load the bundled example graph.")] = False,
+    merge: Annotated[bool, typer.Option("--merge", help="Upsert into the tenants instead of replacing them.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary on stderr.")] = False,
+) -> None:
+    """Load a dataset (nodes and edges, no vectors needed) into the configured backend and embed it with
+    the configured embedders (idempotent; replaces the dataset's tenants unless --merge)."""
+    if (path is None) == (not example):
+        sys.stderr.write("error: give a dataset PATH or --example (not both)\n")
+        raise typer.Exit(code=2)
+    source = example_dataset_path() if example else path
+    assert source is not None
+    try:
+        services = _services(store)
+        try:
+            _load(services, source, replace=not merge, quiet=quiet)
+        finally:
+            services.backend.close()
+    except BrainGraphError as error:
+        raise _fail(error) from None
+
+
+@app.command()
+def index(
+    tenant: Annotated[
+        list[str] | None, typer.Option("--tenant", help="Tenant to index (repeatable; default: every tenant).")
+    ] = None,
+    profile: Annotated[
+        list[str] | None, typer.Option("--profile", help="Embedding profile id (repeatable; default: all).")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-embed every node (required after changing a profile's embedder).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary on stderr.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+) -> None:
+    """Bring the vectors in step with the graph: embed new and changed nodes, delete the vectors of
+    deleted ones, retry pending ones. A second run over unchanged data embeds nothing."""
+    try:
+        services = _services(store)
+        try:
+            indexer = Indexer(services.backend, services.profiles)
+            plan = indexer.plan(tenant, profile, full=full)
+            total = indexer.total_nodes(plan)
+            with ProgressReporter("indexing", total, err, quiet=quiet or as_json) as progress:
+                report = indexer.execute(plan, progress=progress.advance)
+        finally:
+            services.backend.close()
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    if as_json:
+        body = {"tenants": list(plan.tenants), "profiles": [p.profile_id for p in plan.profiles], **report.to_json()}
+        sys.stdout.write(json.dumps(body, sort_keys=True) + "\n")
+    elif not quiet:
+        err.print(f"indexed {len(plan.tenants)} tenant(s) in the {services.backend.name} backend: {report.summary()}")
+    if report.pending and not quiet:
+        err.print(
+            f"warning: {report.pending} node(s) pending: the embedder failed on them; run brain-graph index again"
+        )
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Query text.")],
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (required).")],
+    project: Annotated[str | None, typer.Option("--project", help="Project key filter.")] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="Profile kind (repeatable): work, doc, code.")
+    ] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Number of hits (default 20).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="Expansion depth (default 1).")] = None,
+    max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Node cap (default 200).")] = None,
+    max_episodes: Annotated[int | None, typer.Option("--max-episodes", help="Episode cap (default 10).")] = None,
+    public: Annotated[
+        bool, typer.Option("--public", help="Search public items only (filter.secured=false); no principal needed.")
+    ] = False,
+    principal: Annotated[str | None, typer.Option("--principal", help="Principal id for secured search.")] = None,
+    group: Annotated[list[str] | None, typer.Option("--group", help="Principal group (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as camelCase JSON.")] = False,
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+) -> None:
+    """Search and print the markdown prompt pack (or the full result with --json)."""
+    options = {
+        key: value
+        for key, value in {
+            "topK": top_k,
+            "expandDepth": depth,
+            "maxNodes": max_nodes,
+            "maxEpisodes": max_episodes,
+        }.items()
+        if value is not None
+    }
+    request = search_input(
+        query, tenant, project_key=project, profile_kinds=kind or None, secured=not public, options=options
+    )
+    try:
+        who = Principal(principal, tuple(group or ())) if principal else None
+        services = _services(store)
+        try:
+            output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
+            if not output["hits"]:
+                _say_if_empty(services, tenant)
+        finally:
+            services.backend.close()
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    result = BrainSearchResult.model_validate(output)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(result.prompt_pack.context_markdown)
+
+
+def _say_if_empty(services: SearchServices, tenant: str) -> None:
+    """On stderr, when the searched tenant holds no data at all: say so, and how to fill it (the
+    result is still printed: an empty pack)."""
+    if services.backend.admin.count(tenant).nodes == 0:
+        err.print(
+            f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; "
+            "fill it with: brain-graph load PATH (or brain-graph load --example)"
+        )
+
+
+@app.command()
+def demo(
+    store: Annotated[Path | None, typer.Option(help="Embedded store file (default: the configured one).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
+) -> None:
+    """Load the example graph into the local embedded store and run example searches."""
+    try:
+        path = store or read_settings(EmbeddedSettings).resolved_store_path
+        services = build_services(load_settings(), backend=build_backend("embedded", store_path=path))
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    try:
+        _load(services, example_dataset_path(), replace=True, quiet=quiet)
+        graph = build_graph(services)
+        for request in DEMO_SEARCHES:
+            err.rule(f"search: {request['queryText']!r} tenant={request['filter']['tenantId']}")
+            result = BrainSearchResult.model_validate(graph.invoke(cast(BrainSearchInput, request)))
+            sys.stdout.write(result.prompt_pack.context_markdown + "\n")
+        secured = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme", "secured": True}}
+        err.rule("secured search as principal alice (group security)")
+        result = BrainSearchResult.model_validate(
+            graph.invoke(
+                cast(BrainSearchInput, secured), context=BrainSearchContext(principal=Principal("alice", ("security",)))
+            )
+        )
+        sys.stdout.write(result.prompt_pack.context_markdown)
+        err.print(f"store: {path}")
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    finally:
+        services.backend.close()
+
+
+@app.command()
+def token(
+    subject: Annotated[str, typer.Option("--subject", "-s", help="Principal id (the token's sub claim).")],
+    tenant: Annotated[
+        list[str] | None, typer.Option("--tenant", help="Tenant the token may read (required, repeatable).")
+    ] = None,
+    group: Annotated[list[str] | None, typer.Option("--group", help="Principal group (repeatable).")] = None,
+    scope: Annotated[
+        list[str] | None, typer.Option("--scope", help="reader or maintainer (repeatable; default: reader).")
+    ] = None,
+    ttl: Annotated[int, typer.Option("--ttl", help="Seconds until the token expires.")] = DEFAULT_TTL_S,
+) -> None:
+    """Mint a bearer token signed with BRAIN_GRAPH_AUTH_SECRET and print it (only it) on stdout:
+    TOKEN=$(brain-graph token -s alice --tenant acme)."""
+    try:
+        issuer = load_auth_settings().issuer_for_minting()
+        minted = issuer.mint(subject, tenant or (), groups=group or (), scopes=scope or ("reader",), ttl_s=ttl)
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    sys.stdout.write(minted + "\n")
+
+
+def main() -> None:  # pragma: no cover - console entry
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a character gets its escape, not a traceback
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

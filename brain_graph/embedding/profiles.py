@@ -1,0 +1,156 @@
+"""Embedding profiles: which nodes are embedded from which text, by which embedder, into which index."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from langchain_core.embeddings import Embeddings
+
+from brain_graph.core.errors import ConfigurationError, InvalidRequestError, shown
+from brain_graph.core.vocabulary import CODE_FILE, DOC, WORK_ITEM
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.stores.base import NodeRecord, ProfileIndexInfo
+
+
+@dataclass(frozen=True)
+class EmbeddingProfile:
+    """One vector index: nodes of ``node_types`` embedded from ``text_fields`` by ``embedder_id``.
+
+    The embedded text is cut to ``max_chars`` (embedding models have input limits, and a long body
+    would otherwise drown its title).
+
+    ``profile_kind`` is what callers filter on (``profileKindIn``); ``dimension`` is checked against
+    the embedder's output and against the vectors the index already holds.
+    """
+
+    profile_id: str
+    profile_kind: str
+    embedder_id: str
+    dimension: int
+    node_types: tuple[str, ...]
+    text_fields: tuple[str, ...]
+    default: bool = True
+    max_chars: int = 1_000
+
+
+def profile_text(node: NodeRecord, profile: EmbeddingProfile) -> tuple[str, bool]:
+    """The text a profile embeds for a node: its ``text_fields`` (``title`` from the node, the others
+    from its text), stripped and joined by new lines, cut to the profile's ``max_chars``; and whether
+    it was cut."""
+    parts = []
+    for name in profile.text_fields:
+        value = node.title if name == "title" else node.text.get(name)
+        if value:
+            parts.append(value.strip())
+    text = "\n".join(parts)
+    return text[: profile.max_chars], len(text) > profile.max_chars
+
+
+@dataclass(frozen=True)
+class ProfileRegistry:
+    """The embedding profiles of a deployment and the embedders they use."""
+
+    profiles: tuple[EmbeddingProfile, ...]
+    embedders: Mapping[str, Embeddings]
+
+    def __post_init__(self) -> None:
+        ids = [p.profile_id for p in self.profiles]
+        if len(ids) != len(set(ids)):
+            raise ConfigurationError("embedding profile ids must be unique")
+        for profile in self.profiles:
+            if profile.embedder_id not in self.embedders:
+                raise ConfigurationError(f"profile {profile.profile_id} uses unknown embedder {profile.embedder_id!r}")
+        object.__setattr__(self, "profiles", tuple(sorted(self.profiles, key=lambda p: p.profile_id)))
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every profile kind, sorted."""
+        return tuple(sorted({p.profile_kind for p in self.profiles}))
+
+    def get(self, profile_id: str) -> EmbeddingProfile:
+        """The profile with this id."""
+        for profile in self.profiles:
+            if profile.profile_id == profile_id:
+                return profile
+        known = [p.profile_id for p in self.profiles]
+        raise ConfigurationError(f"unknown embedding profile {profile_id!r}; the profiles are {known}")
+
+    def embedder_name(self, profile: EmbeddingProfile) -> str:
+        """The recorded name of a profile's embedder (``name`` or ``model`` attribute, else its class)."""
+        embedder = self.embedders[profile.embedder_id]
+        for attribute in ("name", "model", "model_name"):
+            value = getattr(embedder, attribute, None)
+            if isinstance(value, str) and value:
+                return PurePath(value).name if PurePath(value).is_absolute() else value  # never a path
+        return type(embedder).__name__
+
+    def identity(self, profile: EmbeddingProfile) -> ProfileIndexInfo:
+        """What the index records for a profile: its embedder's name and the dimension."""
+        return ProfileIndexInfo(profile.profile_id, self.embedder_name(profile), profile.dimension)
+
+    def covering(self, node_type: str) -> tuple[EmbeddingProfile, ...]:
+        """The profiles that embed nodes of ``node_type``."""
+        return tuple(p for p in self.profiles if node_type in p.node_types)
+
+    def select(self, kinds: Sequence[str] | None) -> tuple[EmbeddingProfile, ...]:
+        """Profiles to search: those of ``kinds``, or the default ones when ``kinds`` is None."""
+        if kinds is None:
+            return tuple(p for p in self.profiles if p.default)
+        if not kinds:
+            raise InvalidRequestError("filter.profileKindIn", f"must not be empty; allowed: {list(self.kinds)}")
+        unknown = sorted(set(kinds) - set(self.kinds))
+        if unknown:
+            raise InvalidRequestError(
+                "filter.profileKindIn", f"unknown profile kind(s) {shown(unknown)}; allowed: {list(self.kinds)}"
+            )
+        return tuple(p for p in self.profiles if p.profile_kind in set(kinds))
+
+
+BASE_PROFILES: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
+    ("cdm.work.summary", "work", (WORK_ITEM,), ("title", "summary"), True),
+    ("cdm.doc.body", "doc", (DOC,), ("title", "body"), True),
+    ("code.file.summary", "code", (CODE_FILE,), ("title", "summary"), False),
+)
+PROFILE_IDS = tuple(profile_id for profile_id, *_ in BASE_PROFILES)
+
+
+def _dimension(embedder: Embeddings) -> int:
+    """An embedder's output dimension: its ``dimension`` attribute, else measured on a probe text."""
+    dimension = getattr(embedder, "dimension", None)
+    return dimension if isinstance(dimension, int) else len(embedder.embed_query("dimension probe"))
+
+
+def default_profiles(
+    embedders: Mapping[str, Embeddings] | None = None, assignments: Mapping[str, str] | None = None
+) -> ProfileRegistry:
+    """The seed's default profiles (``cdm.work.summary``, ``cdm.doc.body``) plus a code profile.
+
+    Each profile uses ``embedders[assignments[profile_id]]`` when assigned, else ``embedders["default"]``,
+    else the bundled deterministic embedder (:class:`~brain_graph.embedding.lexical.LexicalHashEmbeddings`).
+    """
+    chosen = dict(embedders or {})
+    chosen.setdefault("default", LexicalHashEmbeddings())
+    assigned = dict(assignments or {})
+    unknown = sorted(set(assigned) - set(PROFILE_IDS))
+    if unknown:
+        raise ConfigurationError(f"unknown embedding profile(s) {shown(unknown)}; the profiles are {list(PROFILE_IDS)}")
+    missing = sorted(set(assigned.values()) - set(chosen))
+    if missing:
+        raise ConfigurationError(f"profile(s) assigned to unknown embedder(s) {shown(missing)}")
+    dimensions = {key: _dimension(embedder) for key, embedder in chosen.items()}
+    profiles = tuple(
+        EmbeddingProfile(
+            profile_id,
+            kind,
+            assigned.get(profile_id, "default"),
+            dimensions[assigned.get(profile_id, "default")],
+            node_types,
+            text_fields,
+            default=default,
+        )
+        for profile_id, kind, node_types, text_fields, default in BASE_PROFILES
+    )
+    used = {profile.embedder_id for profile in profiles}
+    return ProfileRegistry(profiles=profiles, embedders={key: chosen[key] for key in sorted(used)})

@@ -1,0 +1,530 @@
+"""Datasets in the plain JSON format of ``examples/data`` and their loading into a backend."""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from brain_graph.core.errors import ConfigurationError, DatasetError, one_line_message
+from brain_graph.core.vocabulary import check_edge_type
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
+from brain_graph.indexing.changes import vector_changes
+from brain_graph.indexing.report import IndexReport
+from brain_graph.stores.base import (
+    ChangeSet,
+    EdgeRecord,
+    NodeRecord,
+    ProfileIndexInfo,
+    StorageBackend,
+    VectorKey,
+    VectorRecord,
+)
+from brain_graph.stores.write_checks import check_load, checked_records, dangling_edge_error, outside_ends
+
+PAGE_SIZE = 1_000  # nodes embedded per batch of progress
+EXAMPLE_DATASET_NAME = "example_graph.json"
+FORMAT_VERSION = 1
+MAX_INT64_DIGITS = len(str(2**63))  # 19: a longer integer literal is outside the signed 64-bit range
+MAX_LOCATION_PART_CHARS = 64  # a key quoted in an error (a hostile key cannot flood the message)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetNode(_Strict):
+    tenant_id: str = Field(alias="tenantId", min_length=1)
+    id: str = Field(min_length=1)
+    node_type: str = Field(alias="nodeType", min_length=1)
+    project_key: str | None = Field(alias="projectKey", default=None)
+    title: str | None = None
+    url: str | None = None
+    secured: bool = Field(default=False, strict=True)  # a JSON boolean, never a coerced string
+    acl: list[str] = Field(default_factory=list)
+    text: dict[str, str] = Field(default_factory=dict)
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+    def to_record(self) -> NodeRecord:
+        return NodeRecord(
+            tenant_id=self.tenant_id,
+            node_id=self.id,
+            node_type=self.node_type,
+            project_key=self.project_key,
+            title=self.title,
+            url=self.url,
+            secured=self.secured,
+            acl=tuple(sorted(set(self.acl))),
+            text=dict(sorted(self.text.items())),
+            properties=dict(sorted(self.properties.items())),
+        )
+
+
+class DatasetEdge(_Strict):
+    tenant_id: str = Field(alias="tenantId", min_length=1)
+    edge_type: str = Field(alias="edgeType")
+    from_node_id: str = Field(alias="fromNodeId")
+    to_node_id: str = Field(alias="toNodeId")
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+    def to_record(self) -> EdgeRecord:
+        return EdgeRecord(
+            self.tenant_id, self.edge_type, self.from_node_id, self.to_node_id, dict(sorted(self.properties.items()))
+        )
+
+
+def _keys(model: type[BaseModel], *, required: bool) -> frozenset[str]:
+    """The JSON keys of a model's fields (its required ones only, with ``required``)."""
+    return frozenset(f.alias or name for name, f in model.model_fields.items() if f.is_required() or not required)
+
+
+_NODE_KEYS, _NODE_REQUIRED = _keys(DatasetNode, required=False), _keys(DatasetNode, required=True)
+_EDGE_KEYS, _EDGE_REQUIRED = _keys(DatasetEdge, required=False), _keys(DatasetEdge, required=True)
+
+
+def _name(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+def _optional_str(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _str_keys(value: Any) -> bool:
+    return type(value) is dict and all(type(key) is str for key in value)
+
+
+def node_record(item: Any) -> NodeRecord | None:
+    """The record :class:`DatasetNode` makes of a node item whose every field has exactly its JSON type
+    (no coercion, no missing or unknown key), without building the model; ``None`` for any other
+    item (the model then validates it and words the error)."""
+    if type(item) is not dict or not _NODE_REQUIRED <= item.keys() <= _NODE_KEYS:
+        return None
+    acl, text, properties = item.get("acl", []), item.get("text", {}), item.get("properties", {})
+    if not (
+        _name(item["tenantId"])
+        and _name(item["id"])
+        and _name(item["nodeType"])
+        and _optional_str(item.get("projectKey"))
+        and _optional_str(item.get("title"))
+        and _optional_str(item.get("url"))
+        and type(item.get("secured", False)) is bool
+        and type(acl) is list
+        and all(type(entry) is str for entry in acl)
+        and _str_keys(text)
+        and all(type(value) is str for value in text.values())
+        and _str_keys(properties)
+    ):
+        return None
+    return NodeRecord(
+        tenant_id=item["tenantId"],
+        node_id=item["id"],
+        node_type=item["nodeType"],
+        project_key=item.get("projectKey"),
+        title=item.get("title"),
+        url=item.get("url"),
+        secured=item.get("secured", False),
+        acl=tuple(sorted(set(acl))),
+        text=dict(sorted(text.items())),
+        properties=dict(sorted(properties.items())),
+    )
+
+
+def edge_record(item: Any) -> EdgeRecord | None:
+    """The record :class:`DatasetEdge` makes of an edge item of exact JSON types (see
+    :func:`node_record`); ``None`` for any other item."""
+    if type(item) is not dict or not _EDGE_REQUIRED <= item.keys() <= _EDGE_KEYS:
+        return None
+    properties = item.get("properties", {})
+    ends = (item["edgeType"], item["fromNodeId"], item["toNodeId"])
+    if not (_name(item["tenantId"]) and all(type(end) is str for end in ends) and _str_keys(properties)):
+        return None
+    return EdgeRecord(item["tenantId"], *ends, dict(sorted(properties.items())))
+
+
+def reference_problem(
+    node_keys: Iterable[tuple[str, str]],
+    edges: Iterable[DatasetEdge | EdgeRecord],
+    outside: list[str] | None = None,
+) -> str | None:
+    """Why nodes and edges do not make a graph: a node given twice in a tenant, an edge type outside the
+    identifier grammar, an edge to a node its tenant does not have. With ``outside``, that last problem
+    is appended to it instead (the first only) and the edges are still checked: a merge-load may point
+    at stored nodes."""
+    keys = set()
+    for key in node_keys:
+        if key in keys:
+            return f"duplicate node {key[1]!r} in tenant {key[0]!r}"
+        keys.add(key)
+    edge_types: set[str] = set()  # checked already (a handful of types, each on many edges)
+    for edge in edges:
+        if edge.edge_type not in edge_types:
+            try:
+                check_edge_type(edge.edge_type)
+            except ConfigurationError as error:
+                return str(error)
+            edge_types.add(edge.edge_type)
+        for end in (edge.from_node_id, edge.to_node_id):
+            if (edge.tenant_id, end) not in keys:
+                problem = (
+                    f"edge {edge.edge_type} {edge.from_node_id} -> {edge.to_node_id}: no node {end!r} "
+                    f"in tenant {edge.tenant_id!r} (edges never cross tenants)"
+                )
+                if outside is None:
+                    return problem
+                if not outside:
+                    outside.append(problem)
+                break
+    return None
+
+
+class _DatasetShape(_Strict):
+    """A dataset's top level, its records left unread (:func:`read_graph` reads them one by one)."""
+
+    format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
+    description: str = ""
+    nodes: list[Any]
+    edges: list[Any]
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, value: int) -> int:
+        if value != FORMAT_VERSION:
+            raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
+        return value
+
+
+@dataclass(frozen=True)
+class GraphRecords:
+    """A dataset read as records (what :func:`load_dataset` takes), in canonical order; ``checked``
+    when :func:`~brain_graph.stores.write_checks.check_load` passed on them (:func:`read_graph`, whose records
+    are :func:`~brain_graph.stores.write_checks.checked_records`: immutable, so neither :func:`load_dataset`
+    nor the backend checks them again; the backend checks everything else it writes)."""
+
+    nodes: Sequence[NodeRecord]
+    edges: Sequence[EdgeRecord]
+    checked: bool = False
+    outside_problem: str | None = None
+    """Why the records are no graph on their own (an edge to a node not among them): a replace-load
+    refuses them with it; a merge-load writes the edge if the node is stored in the tenant."""
+
+    def node_records(self) -> Sequence[NodeRecord]:
+        return self.nodes
+
+    def edge_records(self) -> Sequence[EdgeRecord]:
+        return self.edges
+
+
+class Dataset(_Strict):
+    """A knowledge graph to load: nodes and edges, each owned by a tenant."""
+
+    format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
+    description: str = ""
+    nodes: list[DatasetNode]
+    edges: list[DatasetEdge]
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, value: int) -> int:
+        if value != FORMAT_VERSION:
+            raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
+        return value
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Dataset:
+        problem = reference_problem(((n.tenant_id, n.id) for n in self.nodes), self.edges)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def node_records(self) -> list[NodeRecord]:
+        """Nodes in a canonical order (tenant, id), whatever the file's order."""
+        return sorted((n.to_record() for n in self.nodes), key=lambda n: (n.tenant_id, n.node_id))
+
+    def edge_records(self) -> list[EdgeRecord]:
+        """Edges in a canonical order."""
+        return sorted(
+            (e.to_record() for e in self.edges),
+            key=lambda e: (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id),
+        )
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection in the block (restored as it was after it), for a process that
+    does nothing but load (the CLI): a load allocates millions of objects that all stay alive (parsed
+    JSON, records, vectors), which the collector would scan over and over for nothing, about a sixth
+    of a 100k-node load's time. Reference counting still frees everything else; a load makes no
+    reference cycles of its own. The library functions leave the collector alone: in a host process
+    (a server) other threads' cyclic garbage must not pile up for the length of a load."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def example_dataset_path() -> Path:
+    """The bundled example knowledge graph (``examples/data/example_graph.json``)."""
+    return Path(str(resources.files("brain_graph.example_data").joinpath(EXAMPLE_DATASET_NAME)))
+
+
+def _parse_json(source: Path) -> Any:
+    """The JSON value of a dataset file; every way a file can be unreadable is one DatasetError line."""
+    try:
+        data = source.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{source}: no such file") from None
+    except OSError as error:
+        raise DatasetError(f"{source}: not readable ({error.strerror or error})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetError(
+            f"{source}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); save the file as UTF-8"
+        ) from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise DatasetError(f"{source}: not valid JSON ({error.msg} at {where})") from None
+    except RecursionError:
+        raise DatasetError(f"{source}: JSON nested too deeply to read") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise DatasetError(f"{name} is not a JSON number; datasets hold finite numbers only")
+
+
+def _parse_int(literal: str) -> int:
+    """An integer literal; one too long for the signed 64-bit range is refused before Python converts
+    it (Python itself refuses literals of over 4,300 digits with a bare ValueError)."""
+    digits = len(literal.lstrip("-"))
+    if digits > MAX_INT64_DIGITS:
+        raise DatasetError(f"an integer of {digits} digits is outside the signed 64-bit range datasets hold")
+    return int(literal)
+
+
+def _location(parts: Sequence[int | str]) -> str:
+    """Where a validation error is (``nodes.0.text.<key>``), each part one line and bounded."""
+    return ".".join(one_line_message(str(part), MAX_LOCATION_PART_CHARS) for part in parts) or "dataset"
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Parse and check a dataset file; raises :class:`DatasetError` with the reason, in one line."""
+    source = Path(path)
+    try:
+        raw = _parse_json(source)
+    except DatasetError as error:
+        if str(error).startswith(str(source)):
+            raise
+        raise DatasetError(f"{source}: {error}") from None
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{source}: a dataset is a JSON object with nodes and edges (got {type(raw).__name__})")
+    try:
+        dataset = Dataset.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = _location(first["loc"])
+        message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())[:300]
+        raise DatasetError(f"{source}: {where}: {message} ({error.error_count()} error(s))") from None
+    except RecursionError:
+        raise DatasetError(f"{source}: JSON nested too deeply to read") from None
+    try:
+        check_load(dataset.node_records(), dataset.edge_records(), [], [])
+    except DatasetError as error:
+        raise DatasetError(f"{source}: {error}") from None
+    return dataset
+
+
+def _invalid(source: Path, error: ValidationError, prefix: Sequence[int | str] = ()) -> DatasetError:
+    first = error.errors(include_url=False)[0]
+    where = _location([*prefix, *first["loc"]])
+    message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())[:300]
+    return DatasetError(f"{source}: {where}: {message} ({error.error_count()} error(s))")
+
+
+def _records(source: Path, kind: str, items: list[Any], model: type[DatasetNode] | type[DatasetEdge]) -> list[Any]:
+    """Each item validated and turned into its record, the raw item dropped as soon as it is read: a
+    well-formed item directly (:func:`node_record`, :func:`edge_record`), any other by the pydantic
+    model, which words the error (or accepts it as a coercion the direct path leaves to it)."""
+    direct = node_record if model is DatasetNode else edge_record
+    records = []
+    for index, item in enumerate(items):
+        record = direct(item)
+        if record is None:
+            try:
+                record = model.model_validate(item).to_record()
+            except ValidationError as error:
+                raise _invalid(source, error, (kind, index)) from None
+        records.append(record)
+        items[index] = None
+    return records
+
+
+def read_graph(path: str | Path) -> GraphRecords:
+    """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`,
+    holding each record once: items are validated one by one and the parsed JSON of each is dropped
+    as soon as its record exists (a 100k-node file peaks at about the parsed JSON plus the records)."""
+    source = Path(path)
+    try:
+        raw = _parse_json(source)
+    except DatasetError as error:
+        if str(error).startswith(str(source)):
+            raise
+        raise DatasetError(f"{source}: {error}") from None
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{source}: a dataset is a JSON object with nodes and edges (got {type(raw).__name__})")
+    try:
+        _DatasetShape.model_validate(raw)
+        nodes = _records(source, "nodes", raw["nodes"], DatasetNode)
+        edges = _records(source, "edges", raw["edges"], DatasetEdge)
+    except ValidationError as error:
+        raise _invalid(source, error) from None
+    except RecursionError:
+        raise DatasetError(f"{source}: JSON nested too deeply to read") from None
+    del raw
+    outside: list[str] = []
+    problem = reference_problem(((n.tenant_id, n.node_id) for n in nodes), edges, outside)
+    if problem is not None:
+        raise DatasetError(f"{source}: {problem}")
+    nodes.sort(key=lambda n: (n.tenant_id, n.node_id))
+    edges.sort(key=lambda e: (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id))
+    try:
+        checked_nodes, checked_edges = checked_records(nodes, edges)
+    except DatasetError as error:
+        raise DatasetError(f"{source}: {error}") from None
+    outside_problem = f"{source}: {outside[0]}" if outside else None
+    return GraphRecords(checked_nodes, checked_edges, checked=True, outside_problem=outside_problem)
+
+
+def embedding_text(node: NodeRecord, profile: EmbeddingProfile) -> str:
+    """The text a profile embeds for a node (:func:`brain_graph.embedding.profiles.profile_text`)."""
+    return profile_text(node, profile)[0]
+
+
+def index_info(registry: ProfileRegistry) -> list[ProfileIndexInfo]:
+    """What the index records for each profile."""
+    return [registry.identity(p) for p in registry.profiles]
+
+
+def embed_nodes(
+    nodes: Sequence[NodeRecord],
+    registry: ProfileRegistry,
+    progress: Callable[[int], None] | None = None,
+    report: IndexReport | None = None,
+) -> list[VectorRecord]:
+    """Vectors (float32 numpy rows, with their content hashes) of every node for every profile that
+    covers its type, in batches; nodes with no text are skipped. A node the embedder fails on gets no
+    vector and is counted ``pending`` in ``report`` (the next ``brain-graph index`` retries it)."""
+    counts = report if report is not None else IndexReport()
+    records: list[VectorRecord] = []
+    for profile in registry.profiles:
+        covered = [n for n in nodes if n.node_type in profile.node_types]
+        for start in range(0, len(covered), PAGE_SIZE):
+            page = covered[start : start + PAGE_SIZE]
+            records.extend(vector_changes(page, profile, registry, {}, full=True, report=counts).upsert_vectors)
+            if progress is not None:
+                progress(len(page))
+    return records
+
+
+def embedding_work(dataset_nodes: Sequence[NodeRecord], registry: ProfileRegistry) -> int:
+    """How many (node, profile) pairs a load examines (the total of its progress)."""
+    return sum(1 for profile in registry.profiles for node in dataset_nodes if node.node_type in profile.node_types)
+
+
+def load_dataset(
+    dataset: Dataset | GraphRecords,
+    backend: StorageBackend,
+    registry: ProfileRegistry,
+    *,
+    replace: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> IndexReport:
+    """Embed and write a dataset; returns the counts (``nodes``, ``edges``, ``embedded`` vectors,
+    ``unchanged`` ones, ``deleted`` ones, ``pending`` nodes the embedder failed on, ``truncated`` texts).
+
+    Vectors are float32 rows (about 200 MB at 100k nodes); the backend writes them in batches. A
+    replace-load embeds every node. A merge-load (``replace=False``) is incremental: a loaded node
+    whose stored vector is current keeps it; the vectors a merge makes stale (a node now without text
+    or of another type, a changed node the embedder failed on) are deleted first, so a failure later
+    leaves them missing, never stale. A node the embedder fails on is still written, without a vector
+    (``pending``: ``brain-graph index`` retries it); when the embedder fails on every text, nothing is
+    written (:class:`DatasetError`): an outage does not replace a tenant's vectors by none. A merge-load's
+    edge may point at a node already stored in its tenant; one to a node neither loaded nor stored, or
+    a replace-load's to a node it does not load, refuses the load before anything is embedded or written."""
+    started = time.perf_counter()
+    if replace and isinstance(dataset, GraphRecords) and dataset.outside_problem is not None:
+        raise DatasetError(dataset.outside_problem)
+    nodes = dataset.node_records()
+    edges = dataset.edge_records()
+    if not (isinstance(dataset, GraphRecords) and dataset.checked):
+        check_load(nodes, edges, [], [])  # before embedding: a bad dataset costs no embedding time
+    if not replace:
+        _check_stored_ends(nodes, edges, backend)  # before embedding and before stale vectors go
+    report = IndexReport(nodes=len(nodes), edges=len(edges))
+    if replace:
+        vectors, stale = embed_nodes(nodes, registry, progress, report), list[VectorKey]()
+    else:
+        vectors, stale = _merge_vectors(nodes, backend, registry, progress, report)
+    if report.pending and not report.embedded:
+        raise DatasetError(
+            f"the embedder failed on every text ({report.pending} node(s)); nothing was written: check the "
+            "embedder (its error is logged) and load again"
+        )
+    if stale:
+        backend.apply(ChangeSet(delete_vectors=stale))
+    backend.load(nodes, edges, vectors, index_info(registry), replace=replace)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_stored_ends(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], backend: StorageBackend) -> None:
+    """Refuse a merge-load with an edge to a node neither loaded nor stored in its tenant (one read per
+    tenant with such edges); the backend's write checks it again, in the write."""
+    missing: set[tuple[str, str]] = set()
+    for tenant, group in groupby(outside_ends(nodes, edges), key=lambda key: key[0]):
+        ids = [node_id for _, node_id in group]
+        stored = {record.node_id for record in backend.index_store.get_records(tenant, ids)}
+        missing.update((tenant, node_id) for node_id in ids if node_id not in stored)
+    error = dangling_edge_error(edges, missing)
+    if error is not None:
+        raise error
+
+
+def _merge_vectors(
+    nodes: Sequence[NodeRecord],
+    backend: StorageBackend,
+    registry: ProfileRegistry,
+    progress: Callable[[int], None] | None,
+    report: IndexReport,
+) -> tuple[list[VectorRecord], list[VectorKey]]:
+    """The vectors a merge-load writes and the stale ones it deletes, per tenant and profile against
+    the stored vectors' states (one read per tenant, profile and page)."""
+    vectors: list[VectorRecord] = []
+    stale: list[VectorKey] = []
+    for profile in registry.profiles:
+        for tenant, group in groupby(nodes, key=lambda n: n.tenant_id):
+            tenant_nodes = list(group)
+            for start in range(0, len(tenant_nodes), PAGE_SIZE):
+                page = tenant_nodes[start : start + PAGE_SIZE]
+                ids = [n.node_id for n in page]
+                states = {s.node_id: s for s in backend.index_store.vector_states(tenant, profile.profile_id, ids)}
+                changes = vector_changes(page, profile, registry, states, full=False, report=report)
+                vectors.extend(changes.upsert_vectors)
+                stale.extend(changes.delete_vectors)
+                if progress is not None:
+                    progress(sum(1 for n in page if n.node_type in profile.node_types))
+    return vectors, stale

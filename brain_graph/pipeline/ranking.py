@@ -1,0 +1,268 @@
+"""Graph-aware ranking: one deterministic, explainable score for every candidate of a search.
+
+The candidates are the vector hits (the *seeds*) plus the nodes expansion reached from them. Each
+candidate ``c`` is scored
+
+    adjustedScore(c) = vectorScore(c) + linkWeight * sum over seeds s reaching c of margin(s) * pathWeight(s, c)
+
+- ``vectorScore(c)``: the similarity of ``c`` to the query in 0..1 (the hits' own score; for expanded
+  nodes computed the same way, 0 when ``c`` has no vector in the searched profiles);
+- ``margin(s) = score(s) - floor``, where ``floor`` is the weakest hit's score: how much better than the
+  weakest hit a seed matched. A seed lends a share of its own evidence, in the units of the scores, so
+  the boost scales with the model's score spread and a seed at the bottom of the hit list lends nothing;
+- ``pathWeight(s, c)``: the product of the edge-type weights along the best path from ``s`` to ``c``
+  (at most ``expandDepth`` hops, never through a hub), times ``hopDecay`` per hop after the first;
+- the sum runs over distinct seeds, the ``maxSeeds`` strongest contributions (the others are listed
+  with contribution 0): several seeds agreeing on a node add up, but the graph term stays at most
+  ``maxSeeds * linkWeight * (best hit - floor)``. A hit linked to another hit is supported by it too
+  (a seed never supports itself).
+
+Hubs, the nodes with more than ``hubDegree`` visible neighbours over the allowlisted edges, are never
+expanded through and lend no support. Everything is float64 arithmetic in a fixed order, rounded to
+:data:`~brain_graph.core.scoring.SCORE_DECIMALS`, so every backend gives the same ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.scoring import SCORE_DECIMALS
+from brain_graph.core.vocabulary import check_edge_type
+from brain_graph.core.wire import CandidateSupport, CandidateVia, ScoringBreakdown
+from brain_graph.stores.base import Link
+
+MAX_COUNT_SETTING = 1_000  # hub_degree, neighbors_per_node, max_seeds: bounds the work of one hop
+
+
+@dataclass(frozen=True)
+class GraphScoring:
+    """The named settings of the graph-aware score (environment: ``BRAIN_GRAPH_GRAPH_BOOSTS``,
+    ``BRAIN_GRAPH_LINK_WEIGHT``, ... see the README).
+
+    ``graph_boosts`` off gives pure vector ranking (``adjustedScore == vectorScore``; expansion still
+    finds and lists the same candidates). ``edge_weights`` maps an edge type to its weight (1.0 when
+    not listed). ``neighbors_per_node`` bounds the new nodes each frontier node adds per hop, its best
+    by score; ``max_seeds`` how many seeds' contributions count for one node."""
+
+    graph_boosts: bool = True
+    link_weight: float = 0.5
+    hop_decay: float = 0.5
+    hub_degree: int = 50
+    neighbors_per_node: int = 10
+    max_seeds: int = 3
+    edge_weights: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("link_weight", "hop_decay"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0):
+                raise ConfigurationError(f"GraphScoring.{name} must be a number in 0..1 (got {value!r})")
+        for name in ("hub_degree", "neighbors_per_node", "max_seeds"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_COUNT_SETTING:
+                raise ConfigurationError(
+                    f"GraphScoring.{name} must be an integer in 0..{MAX_COUNT_SETTING} (got {value!r})"
+                )
+        weights = {}
+        for edge_type, weight in sorted(dict(self.edge_weights).items()):
+            check_edge_type(edge_type)
+            if not (isinstance(weight, int | float) and math.isfinite(weight) and 0.0 <= weight <= 1.0):
+                raise ConfigurationError(f"GraphScoring.edge_weights[{edge_type}] must be in 0..1 (got {weight!r})")
+            weights[edge_type] = float(weight)
+        object.__setattr__(self, "edge_weights", weights)
+
+    def edge_weight(self, edge_type: str) -> float:
+        """The weight of an edge type (1.0 unless configured)."""
+        return self.edge_weights.get(edge_type, 1.0)
+
+
+class Path(NamedTuple):
+    """The best way a seed reaches a node: the (tuple) order prefers the heavier path, then the
+    shorter, then the smaller ids (so the choice is total)."""
+
+    neg_weight: float
+    hops: int
+    via_id: str
+    edge_type: str
+    incoming: bool  # the edge points from the node to ``via_id`` (the node was reached against it)
+
+    @property
+    def weight(self) -> float:
+        return -self.neg_weight
+
+
+class SupportRow(NamedTuple):
+    """A :class:`~brain_graph.core.wire.CandidateSupport` as the table keeps it (immutable)."""
+
+    seed_id: str
+    seed_score: float
+    hops: int
+    via_id: str
+    edge_type: str
+    direction: Literal["out", "in"]
+    path_weight: float
+    contribution: float
+
+    def wire(self) -> CandidateSupport:
+        """A new wire row."""
+        return {
+            "seedNodeId": self.seed_id,
+            "seedScore": self.seed_score,
+            "hops": self.hops,
+            "viaNodeId": self.via_id,
+            "edgeType": self.edge_type,
+            "direction": self.direction,
+            "pathWeight": self.path_weight,
+            "contribution": self.contribution,
+        }
+
+
+class SupportTable:
+    """Which seeds reach which nodes, and by their best path."""
+
+    def __init__(self, seed_scores: Mapping[str, float], scoring: GraphScoring) -> None:
+        self.seed_scores = dict(seed_scores)
+        self.scoring = scoring
+        self._floor = min(self.seed_scores.values(), default=0.0)  # the seeds are fixed: computed once
+        self.paths: dict[str, dict[str, Path]] = {}
+        self._support: dict[str, tuple[list[SupportRow], float]] = {}  # support rows and graph term by node
+
+    def add_hop(self, links: Iterable[Link]) -> None:
+        """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends the
+        paths that reached ``f`` before this hop (``f`` itself, with no hop, when it is a seed), its
+        ``max_seeds + 1`` strongest ones: one step multiplies every path through ``f`` by the same
+        factor, so the strongest stay the strongest, and ``n`` itself may be one of them (a seed
+        never supports itself). Every hop after a path's first is decayed."""
+        links = list(links)
+        self._support.clear()
+        reaching = {frontier_id: self._strongest(frontier_id) for frontier_id in {link.frontier_id for link in links}}
+        hop_decay = self.scoring.hop_decay
+        for link in links:
+            step = self.scoring.edge_weight(link.edge_type)
+            for seed_id, weight, hops in reaching[link.frontier_id]:
+                if seed_id == link.neighbor_id:
+                    continue
+                decay = hop_decay if hops >= 1 else 1.0
+                path = Path(-(weight * step * decay), hops + 1, link.frontier_id, link.edge_type, not link.outgoing)
+                known = self.paths.setdefault(link.neighbor_id, {})
+                if seed_id not in known or path < known[seed_id]:
+                    known[seed_id] = path
+
+    def _strongest(self, node_id: str) -> list[tuple[str, float, int]]:
+        """(seed, path weight, hops) of the ``max_seeds + 1`` strongest seeds reaching ``node_id`` (by
+        margin times path weight, then seed id), and the node itself, with no hop, if it is a seed."""
+        floor = self.floor()
+        own = [(node_id, 1.0, 0)] if node_id in self.seed_scores else []
+        paths = self.paths.get(node_id)
+        if not paths:
+            return own
+        reached = sorted(
+            paths.items(),
+            key=lambda item: (-(self.seed_scores[item[0]] - floor) * item[1].weight, item[1], item[0]),
+        )
+        kept = reached[: self.scoring.max_seeds + 1]  # one more: the neighbour may be one of them (never itself)
+        return own + [(seed, path.weight, path.hops) for seed, path in kept]
+
+    def floor(self) -> float:
+        """The weakest seed's score (0 when there is none)."""
+        return self._floor
+
+    def support(self, node_id: str) -> list[CandidateSupport]:
+        """The seeds reaching ``node_id``, each with its contribution, strongest first (then seed id);
+        new rows on every call (computed once per node and hop)."""
+        return [row.wire() for row in self._scored(node_id)[0]]
+
+    def graph(self, node_id: str) -> float:
+        """The graph term of the node's score: the sum of its support contributions, rounded
+        (computed once per node and hop)."""
+        return self._scored(node_id)[1]
+
+    def _scored(self, node_id: str) -> tuple[list[SupportRow], float]:
+        """The node's support rows and graph term, kept until the next hop."""
+        scored = self._support.get(node_id)
+        if scored is None:
+            rows = self._support_rows(node_id)
+            graph = round(math.fsum([row.contribution for row in rows]), SCORE_DECIMALS)
+            scored = self._support[node_id] = (rows, graph)
+        return scored
+
+    def _support_rows(self, node_id: str) -> list[SupportRow]:
+        paths = self.paths.get(node_id)
+        if not paths:
+            return []
+        floor = self._floor
+        boosts = self.scoring.graph_boosts
+        link_weight = self.scoring.link_weight
+        rows = []
+        for seed_id, path in paths.items():
+            seed_score = self.seed_scores[seed_id]
+            contribution = link_weight * (seed_score - floor) * path.weight if boosts else 0.0
+            direction: Literal["out", "in"] = "in" if path.incoming else "out"
+            rows.append(
+                SupportRow(
+                    seed_id,
+                    seed_score,
+                    path.hops,
+                    path.via_id,
+                    path.edge_type,
+                    direction,
+                    round(path.weight, SCORE_DECIMALS),
+                    round(contribution, SCORE_DECIMALS),
+                )
+            )
+        if len(rows) > 1:
+            rows.sort(key=lambda row: (-row.contribution, -row.seed_score, row.hops, row.seed_id))
+        counted = self.scoring.max_seeds  # listed, but only the strongest max_seeds seeds count
+        if len(rows) > counted:
+            rows[counted:] = [row._replace(contribution=0.0) for row in rows[counted:]]
+        return rows
+
+    def adjusted(self, node_id: str, vector_score: float | None) -> float:
+        """The node's adjusted score, as :func:`adjusted_score` of its :meth:`breakdown`."""
+        vector = vector_score if vector_score is not None else 0.0
+        return round(vector + self.graph(node_id), SCORE_DECIMALS)
+
+    def breakdown(self, node_id: str, vector_score: float | None) -> ScoringBreakdown:
+        """Every term of the node's score."""
+        vector = vector_score if vector_score is not None else 0.0
+        return {
+            "vector": vector,
+            "graph": self.graph(node_id),
+            "marginFloor": self.floor(),
+            "linkWeight": self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
+            "support": self.support(node_id),
+        }
+
+
+def adjusted_score(breakdown: ScoringBreakdown) -> float:
+    """``vector + graph``, rounded."""
+    return round(breakdown["vector"] + breakdown["graph"], SCORE_DECIMALS)
+
+
+def best_via(support: list[CandidateSupport]) -> CandidateVia | None:
+    """How a node reached by expansion was reached: its strongest supporting path (None without one)."""
+    if not support:
+        return None
+    top = support[0]
+    return {
+        "seedNodeId": top["seedNodeId"],
+        "viaNodeId": top["viaNodeId"],
+        "edgeType": top["edgeType"],
+        "direction": top["direction"],
+        "hops": top["hops"],
+    }
+
+
+def rank_key(adjusted: float, vector_score: float | None, node_id: str) -> tuple[float, float, str]:
+    """The total order of candidates: adjusted score, then vector score (none last), then node id."""
+    return (-adjusted, -(vector_score if vector_score is not None else -1.0), node_id)
+
+
+def pack_size(top_k: int, max_citations: int) -> int:
+    """How many candidates the prompt pack cites: the best ``topK`` (the size the caller asked for;
+    expansion changes which sources fill it, not how many), at most ``max_citations``."""
+    return max(0, min(top_k, max_citations))

@@ -1,0 +1,127 @@
+"""The ``/graphql`` ASGI app: bearer token and rate limit first (401 / 429 with ``Retry-After`` and
+``X-RateLimit-*`` headers, as GraphQL errors), then the body's bounds (:mod:`.transport`, 413 / 415 /
+400), then ariadne parses and validates the document within :mod:`.limits` and runs ``brainSearch``
+with the caller's principal in the graph's runtime context; a failed search answers with the HTTP
+status of its error's code (:data:`~brain_graph.serving.graphql.errors.HTTP_STATUS`). Every response carries
+the rate-limit headers.
+
+Standalone: ``uvicorn brain_graph.serving.graphql.app:app`` (settings from the environment, like the server).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ariadne.asgi import GraphQL
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import Message, Receive, Scope, Send
+
+from brain_graph.auth.gate import Admission, Gate, default_gate
+from brain_graph.core.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
+from brain_graph.serving.graphql.errors import (
+    BAD_USER_INPUT,
+    HTTP_STATUS,
+    INTERNAL_SERVER_ERROR,
+    RATE_LIMITED,
+    UNAUTHENTICATED,
+    ServerErrorLog,
+    error_body,
+    format_error,
+)
+from brain_graph.serving.graphql.limits import parse_query, validate_query
+from brain_graph.serving.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, INSECURE_KEY, build_schema
+from brain_graph.serving.graphql.transport import GraphQLHandler, Refusal, read_body, replay
+
+logger = logging.getLogger("brain_graph.graphql")
+ADMISSION_KEY = "brain_graph.admission"
+
+GraphProvider = Callable[[], Any]
+GateProvider = Callable[[], Gate]
+
+
+def _default_graph() -> Any:
+    from brain_graph.serving.server import make_graph
+
+    return make_graph()
+
+
+class GraphQLApp:
+    """ASGI app serving ``brainSearch``. ``graph`` returns the compiled graph to invoke (default: the
+    server's ``brain_search``); ``gate`` the credentials check (default: from the environment, built
+    on the first request so a misconfiguration is an error response, not an import failure)."""
+
+    def __init__(self, graph: GraphProvider = _default_graph, gate: GateProvider = default_gate) -> None:
+        self._graph = graph
+        self._gate = gate
+        self._ariadne = GraphQL(
+            build_schema(),
+            context_value=self._context,
+            error_formatter=format_error,
+            debug=False,
+            logger=ServerErrorLog(logger),
+            query_parser=parse_query,
+            query_validator=validate_query,
+            http_handler=GraphQLHandler(),
+        )
+
+    def _context(self, request: Any, data: Any) -> dict[str, Any]:
+        admission: Admission | None = request.scope.get(ADMISSION_KEY)
+        return {
+            "request": request,
+            GRAPH_KEY: self._graph(),
+            CREDENTIALS_KEY: admission.credentials if admission is not None else None,
+            INSECURE_KEY: self._gate().insecure,
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # no subscriptions, and no way around the token check
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":  # lifespan
+            await self._ariadne(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if request.method != "POST":  # GET: the GraphiQL explorer page; queries need POST and a token
+            await self._ariadne(scope, receive, send)
+            return
+        try:
+            admission = self._gate().admit(request.headers.get("authorization"))
+        except AuthenticationError as error:
+            body = error_body(UNAUTHENTICATED, str(error))
+            status = HTTP_STATUS[UNAUTHENTICATED]
+            await JSONResponse(body, status, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            return
+        except RateLimitedError as error:
+            body = error_body(RATE_LIMITED, str(error), retryAfter=error.retry_after)
+            await JSONResponse(body, HTTP_STATUS[RATE_LIMITED], headers=error.headers)(scope, receive, send)
+            return
+        except ConfigurationError as error:
+            logger.error("GraphQL refused a request: %s", error)
+            body = error_body(INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE)
+            await JSONResponse(body, HTTP_STATUS[INTERNAL_SERVER_ERROR])(scope, receive, send)
+            return
+        scope[ADMISSION_KEY] = admission
+        headers = [(name.lower().encode(), value.encode()) for name, value in admission.headers().items()]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *headers]}
+            await send(message)
+
+        payload = await read_body(request)
+        if isinstance(payload, Refusal):
+            response = JSONResponse(error_body(BAD_USER_INPUT, payload.message), payload.status)
+            await response(scope, receive, send_with_headers)
+            return
+        await self._ariadne(scope, replay(payload, receive), send_with_headers)
+
+
+def create_graphql_app(graph: GraphProvider | None = None, gate: GateProvider | None = None) -> GraphQLApp:
+    """A ``/graphql`` app over ``graph`` (a provider of a compiled brain_search graph) and ``gate``."""
+    return GraphQLApp(graph or _default_graph, gate or default_gate)
+
+
+app = create_graphql_app()

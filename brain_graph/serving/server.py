@@ -1,0 +1,134 @@
+"""Entry points for the LangGraph server (``langgraph dev`` / LangSmith Deployment), named in ``langgraph.json``.
+
+- ``make_index_graph``: the ``brain_index`` graph (the incremental indexer, :mod:`brain_graph.graphs.index`).
+- ``make_graph``: the ``brain_search`` graph factory. It returns one compiled graph per process, built
+  without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
+  :mod:`brain_graph.pipeline.config`) the first time a node runs, in a worker thread, never on the event loop.
+- ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
+  answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
+  answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not) and ``/graphql`` (the
+  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`).
+
+Principal: when the server authenticates requests (custom auth, ``auth`` in ``langgraph.json``:
+:mod:`brain_graph.serving.langgraph_auth`) the principal of a search is the authenticated user (identity,
+groups from a ``groups`` claim and ``group:<name>`` permissions, tenants from a ``tenants`` claim) and
+the run context cannot override it; an unauthenticated user has none, so secured searches fail
+closed. Without auth, or in the insecure development mode, the run context's ``principal``
+``{principalId, groups}`` is used. See :func:`brain_graph.pipeline.binding.resolve_deps`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from brain_graph.core.errors import BrainGraphError
+from brain_graph.graphs.index import build_index_graph
+from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
+from brain_graph.pipeline.config import default_services, load_settings
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.graphql.app import create_graphql_app
+from brain_graph.stores.readiness import ServiceStatus, check_backend
+
+__all__ = ["READY_TIMEOUT_S", "app", "make_graph", "make_index_graph", "readiness_endpoint"]
+
+logger = logging.getLogger("brain_graph.server")
+READY_TIMEOUT_S = 3.0  # how long /brain/ready waits for the backend's services, all checked at once
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> BrainSearchGraph:
+    return build_graph()  # services resolved lazily from the environment, once per process
+
+
+def make_graph() -> BrainSearchGraph:
+    """Graph factory for ``langgraph.json`` (graph id ``brain_search``); cheap, called per request."""
+    return _compiled()
+
+
+@lru_cache(maxsize=1)
+def _compiled_index() -> Any:
+    return build_index_graph()  # services resolved from the environment when a run starts
+
+
+def make_index_graph() -> Any:
+    """Graph factory for ``langgraph.json`` (graph id ``brain_index``)."""
+    return _compiled_index()
+
+
+def _package_version() -> str:
+    try:
+        return version("brain-graph")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
+        return "unknown"
+
+
+def health(request: Request) -> JSONResponse:
+    """Liveness and configuration summary; does not touch the store (no secrets, no paths). Sync, so
+    Starlette runs it in a thread (reading settings may read a ``.env`` file)."""
+    settings = load_settings()
+    return JSONResponse(
+        {
+            "status": "ok",
+            "graph": GRAPH_NAME,
+            "nodes": list(NODE_NAMES),
+            "backend": settings.backend,
+            "version": _package_version(),
+        }
+    )
+
+
+def backend_statuses(services: Callable[[], SearchServices], timeout_s: float) -> list[ServiceStatus]:
+    """Each service of the backend of ``services()`` (:func:`~brain_graph.stores.readiness.check_backend`);
+    services that cannot be built (their configuration) are one service ``configuration`` not ready."""
+    try:
+        backend = services().backend
+    except BrainGraphError as error:
+        return [ServiceStatus("configuration", str(error))]
+    return check_backend(backend, timeout_s)
+
+
+def readiness_body(statuses: list[ServiceStatus]) -> tuple[int, dict[str, Any]]:
+    """The status code and JSON of a readiness answer: 200 ``{"status": "ready", "backends": {name:
+    "ready"}}``, or 503 ``{"status": "unavailable", "backends": {name: "ready" | "unavailable"},
+    "unavailable": [names]}``. Only the services' names: why one is down (hosts, paths) is logged."""
+    down = [status.name for status in statuses if not status.ready]
+    backends = {status.name: "ready" if status.ready else "unavailable" for status in statuses}
+    if not down:
+        return 200, {"status": "ready", "backends": backends}
+    return 503, {"status": "unavailable", "backends": backends, "unavailable": down}
+
+
+def readiness_endpoint(
+    services: Callable[[], SearchServices] = default_services, timeout_s: float = READY_TIMEOUT_S
+) -> Callable[[Request], JSONResponse]:
+    """``GET /brain/ready`` over ``services`` (default: the services searches use, from the
+    environment): answers within about ``timeout_s`` seconds whatever the servers do. Sync, so
+    Starlette runs it in a thread."""
+
+    def ready(request: Request) -> JSONResponse:
+        statuses = backend_statuses(services, timeout_s)
+        for status in statuses:
+            if not status.ready:
+                logger.warning("/brain/ready: %s is not ready: %s", status.name, status.problem)
+        code, body = readiness_body(statuses)
+        return JSONResponse(body, code, headers={"Cache-Control": "no-store"})
+
+    return ready
+
+
+app = Starlette(
+    routes=[
+        Route("/brain/health", health, methods=["GET"]),
+        Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
+        Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
+    ]
+)

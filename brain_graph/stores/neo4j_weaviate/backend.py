@@ -1,0 +1,528 @@
+"""The production backend: vectors in Weaviate, the graph (and passage texts) in Neo4j.
+
+Nothing connects at construction; the first call does, and a server that is down or silent is reported
+as :class:`~brain_graph.core.errors.BackendUnavailableError` naming ``neo4j`` or ``weaviate`` within
+``timeout_s`` (:class:`Neo4jWeaviateSettings`, ``BRAIN_GRAPH_BACKEND_TIMEOUT``). The Neo4j half is
+:mod:`brain_graph.stores.neo4j_weaviate.neo4j`, the Weaviate half :mod:`brain_graph.stores.neo4j_weaviate.weaviate`.
+
+Generations
+    A tenant's data is one *generation*: its nodes in Neo4j carry ``generation``, its vectors live in
+    the Weaviate tenant ``tenant_name(tenant, generation)``, and the pointer
+    ``(:BrainTenant {tenantId, generation})`` names the generation searches see. A search queries the
+    Weaviate tenant of the generation this process last saw for the tenant, and its first Neo4j
+    statement checks that against the pointer (redoing the search when it is stale), so a search
+    that starts after a load, apply or drop returned sees only its result; every Neo4j read joins the
+    pointer itself. A search that runs while a load flips may combine two generations.
+
+Loading (:meth:`Neo4jWeaviateBackend.load`)
+    1. :func:`~brain_graph.stores.write_checks.check_load`, the embedder-identity rule
+       (:func:`~brain_graph.stores.identity.profile_conflict`) and the edges' ends (an end not among the
+       loaded nodes must be a node of the tenant's current generation) are checked: a refused load writes
+       nothing.
+    2. A replace-load takes a fresh generation per tenant and writes its nodes (then the copies of its
+       vectors on them, :mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`) and edges to Neo4j and,
+       at the same time (one thread), its vectors to Weaviate, in bounded batches, all invisible to
+       searches; both writes end before the flip, and the first error (the graph's, when both fail)
+       is raised.
+    3. The flip: ONE small Neo4j transaction moves every loaded tenant's pointer to its new generation,
+       only if that is newer than the current one (a slower, older load never hides a newer one).
+    4. Clean-up: every generation older than the current one is deleted from both stores (Weaviate
+       tenants, then Neo4j nodes in batches); leftovers of crashed loads go at the same time, and so do
+       (once per tenant) nodes and Weaviate tenants written before generations existed.
+    A replace-load that fails or is killed before the flip changes nothing searches see; after the
+    flip, searches see the new data, and what a failed clean-up left is removed by the next load of the
+    tenant. A load overtaken by a newer one (its flip refused) removes its own generation and returns:
+    the newer data stays. So does a load a drop of its tenant overtook (the drop leaves a tombstone
+    pointer, see :meth:`Neo4jWeaviateBackend.drop_tenants`), even when the drop deleted the Weaviate
+    tenant it was writing: the other tenants' vectors are then written again. Generations newer than
+    the current one are never deleted. A merge-load
+    (``replace=False``) upserts into the current generation (a tenant without one is loaded as by a
+    replace-load): idempotent, but not atomic (searches may see part of it while it runs). Exception:
+    a load that changes a profile's embedder identity re-indexes that profile before writing (a new
+    dimension recreates the Weaviate collection), so a failure after that point leaves the profile's
+    vectors incomplete until the load is run again.
+
+Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across both stores
+    1. :func:`~brain_graph.stores.write_checks.check_changes` (the records as a load checks them; no node both
+       upserted and deleted), then the embedder-identity rule for a change: a profile whose identity
+       differs from the recorded one is refused (:func:`~brain_graph.stores.identity.identity_change_refused`),
+       a profile without one gets its collection (recording it; kept even when the change then fails).
+    2. ONE explicit Neo4j transaction (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.changes`) locks the changed
+       tenants' pointers and writes into each tenant's current generation (a tenant with upserts and none
+       gets a fresh one, made current by this transaction's commit): edges deleted, nodes DETACH
+       DELETEd, nodes MERGEd with every field SET, edges MERGEd; an edge whose ends are not both nodes
+       then refuses the whole change (rolled back, nothing written anywhere); then the copies of the
+       change's vectors on their nodes are set (upserted) or removed (deleted).
+    3. Weaviate (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.changes`): the objects the change touches (its
+       vectors, and a deleted node's vectors in EVERY collection) are read with their vectors and
+       properties, then deleted / upserted. If a Weaviate write fails, the objects read are put back
+       (those the change created are deleted) and the Neo4j transaction is rolled back.
+    4. The Neo4j transaction commits last; if the commit fails, Weaviate is restored as in 3. A
+       restore that fails itself is reported in the message of the original error (Weaviate may then
+       hold part of the change; a commit whose outcome is unknown, e.g. a connection lost during it, is
+       treated as failed). A process killed between its Weaviate writes and the commit restores nothing:
+       Weaviate keeps the change's vectors (some perhaps out of its vector index) and the nodes the
+       copies they had; the next ``brain-graph index`` finds both (its vector states) and writes those
+       vectors anew. After the commit, a new tenant's older leftovers are cleaned up as after a
+       load. Concurrent changes of a tenant queue on its pointer's lock. Searches may see the vectors
+       of a change shortly before its graph.
+    Round trips (batches of 2,000 rows per Cypher statement; ``T`` targets = pairs of collection and
+    Weaviate tenant touched, ``C`` collections): Weaviate ``1`` (profile metadata, when the change has
+    profiles or touches vectors) ``+ 1`` per collection created; Neo4j ``1`` (pointers) + one statement
+    per batch of deleted edges (per type), deleted nodes, nodes, edges (per type), the vectors' nodes
+    (their filters) and nodes whose vector copies change; Weaviate one read per target and 10,000 node
+    ids (concurrent; a deleted node makes ``C`` targets of its tenant), then one delete per target and
+    10,000 ids and one insert per target and 1,000 objects. An empty change sends nothing.
+
+Write-side reads (:class:`Neo4jWeaviateIndexStore`): ``tenants``, ``node_page`` (an index range in
+id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``vector_states`` is Neo4j
+``1`` (the generation, and the hashes of the copies on the nodes where searches trust them) + Weaviate
+one request per 5,000 objects (cursor) or per 10,000 given ids, then one per 10,000 objects found
+(which of them a vector search reaches, :mod:`.weaviate.states`);
+``recorded_profiles`` one Weaviate request.
+
+Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion
+depth ``D``, hits found, no early stop of the expansion), through :class:`~brain_graph.stores.base.SearchReads`
+(:mod:`brain_graph.stores.neo4j_weaviate.search_reads`): Weaviate ``P`` (the searches, concurrent), then
+Neo4j ``1`` (:func:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.seeds`: the generation check, the hits' metadata,
+the first hop's links and the vector copies of the nodes they reach), then for each hop after the
+first Neo4j ``1`` (:func:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.hop`: the frontier's links and the copies
+of the nodes they reach), then Neo4j ``1`` (:func:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.context`:
+metadata of the nodes the expansion added, edges among the admitted nodes, cluster memberships,
+passage texts). So Neo4j ``D + 1`` (``2`` at depth 0) and Weaviate ``P``: at depth 1 with two
+profiles 2 statements and 2 requests in three rounds (before the copies: 2 and 4 in four; before
+issue 13: 8 and 4). A hop needs the similarity of the nodes it reaches, which are not search hits,
+to decide which of them it admits: it comes from the copies of the vectors on the Neo4j nodes
+(:mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`) where they count (see VECTOR COPIES in
+:mod:`brain_graph.stores.neo4j_weaviate.neo4j.cypher`); where they do not (a generation written before copies
+existed, a profile dropped since, a merge-load of vectors), each hop takes Weaviate ``P`` more (the
+new nodes' similarity, concurrent). None of it
+depends on ``topK`` or on the number of hits. The first search of a tenant in a process reads its
+generation first (Neo4j ``1`` more); a search whose cached generation is stale (the first after a
+load, apply or drop) takes Weaviate ``P`` + Neo4j ``1`` more (see the guarantee in
+:mod:`brain_graph.stores.neo4j_weaviate.search_reads`). Neo4j statements run on
+a per-thread READ session (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.client`).
+Single reads: :meth:`~CurrentGenerationIndex.query` and :meth:`~CurrentGenerationIndex.similarity`
+take Neo4j ``1`` (the generation) then Weaviate ``P`` (concurrent; the pipeline scores at most 10,000
+ids per hop, one request per profile), nothing without queries or ids; every
+:class:`~brain_graph.stores.neo4j_weaviate.neo4j.graph.Neo4jGraphStore` read, ``links`` included (degrees and links of
+the whole frontier), takes Neo4j ``1``.
+:meth:`Neo4jWeaviateBackend.round_trips` reads the counters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings
+
+from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.errors import BackendUnavailableError, BrainGraphError, one_line_message
+from brain_graph.core.security import AccessScope
+from brain_graph.stores.base import (
+    ChangeSet,
+    EdgeRecord,
+    NodeRecord,
+    ProfileIndexInfo,
+    TenantCounts,
+    VectorHit,
+    VectorQuery,
+    VectorRecord,
+    VectorState,
+)
+from brain_graph.stores.neo4j_weaviate.neo4j import cypher
+from brain_graph.stores.neo4j_weaviate.neo4j.changes import GraphChanges
+from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient, uri_problem
+from brain_graph.stores.neo4j_weaviate.neo4j.generations import Flip, Neo4jGenerations
+from brain_graph.stores.neo4j_weaviate.neo4j.graph import Neo4jGraphStore
+from brain_graph.stores.neo4j_weaviate.neo4j.index_reads import Neo4jIndexReads
+from brain_graph.stores.neo4j_weaviate.neo4j.search_reads import Neo4jSearchReads
+from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import CopiesClock, read_copy_states, reconciled
+from brain_graph.stores.neo4j_weaviate.search_reads import ServerSearchReads
+from brain_graph.stores.neo4j_weaviate.weaviate.changes import StoredObject, VectorPlan, plan_vectors
+from brain_graph.stores.neo4j_weaviate.weaviate.index import WeaviateVectorIndex
+from brain_graph.stores.neo4j_weaviate.weaviate.schema import VectorIndexKind
+from brain_graph.stores.readiness import Check
+from brain_graph.stores.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
+
+
+class Neo4jWeaviateSettings(BaseSettings):
+    """Connections of the backend, read from the environment when it is built (names in the README)."""
+
+    model_config = ENV_CONFIG
+
+    timeout_s: float = Field(default=5.0, gt=0, le=300, validation_alias="BRAIN_GRAPH_BACKEND_TIMEOUT")
+    vector_index: VectorIndexKind = Field(default="flat", validation_alias="BRAIN_GRAPH_WEAVIATE_VECTOR_INDEX")
+    neo4j_uri: str = Field(default="bolt://127.0.0.1:7687", validation_alias="NEO4J_URI")
+    neo4j_user: str = Field(default="neo4j", validation_alias="NEO4J_USER")
+    neo4j_password: str = Field(default="", validation_alias="NEO4J_PASSWORD")
+    neo4j_database: str = Field(default="neo4j", validation_alias="NEO4J_DATABASE")
+    weaviate_host: str = Field(default="127.0.0.1", validation_alias="WEAVIATE_HOST")
+    weaviate_http_port: int = Field(default=8080, validation_alias="WEAVIATE_HTTP_PORT")
+    weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
+    weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
+    weaviate_secure: bool = Field(default=False, validation_alias="WEAVIATE_SECURE")  # HTTPS and gRPC over TLS
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri(cls, value: str) -> str:
+        problem = uri_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
+class CurrentGenerationIndex:
+    """The backend's :class:`~brain_graph.stores.base.VectorIndex`: Weaviate, at the generation the
+    tenant's Neo4j pointer names."""
+
+    def __init__(self, generations: Neo4jGenerations, index: WeaviateVectorIndex) -> None:
+        self._generations = generations
+        self._index = index
+
+    def query(
+        self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[VectorHit]:
+        """See :meth:`brain_graph.stores.base.VectorIndex.query`: one Neo4j statement (the generation),
+        then one concurrent Weaviate request per profile."""
+        if not queries:
+            return []
+        generation = self._generations.current_generation(scope.tenant_id)
+        return self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
+
+    def similarity(
+        self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
+    ) -> list[VectorHit]:
+        """See :meth:`brain_graph.stores.base.VectorIndex.similarity`: one Neo4j statement (the
+        generation), then one concurrent Weaviate request per profile; nothing without ids."""
+        if not queries or not node_ids:
+            return []
+        generation = self._generations.current_generation(scope.tenant_id)
+        return self._index.similarity(queries, node_ids, scope=scope, generation=generation)
+
+
+class Neo4jWeaviateIndexStore(Neo4jIndexReads):
+    """The backend's :class:`~brain_graph.stores.base.IndexStore`: node records from Neo4j
+    (:class:`~brain_graph.stores.neo4j_weaviate.neo4j.index_reads.Neo4jIndexReads`), vector states and recorded
+    identities from Weaviate, at each tenant's current generation; a vector state is ``searchable``
+    when a Weaviate vector search reaches its object and, where searches trust the copies on the
+    nodes, its node holds a copy made from the same content hash."""
+
+    def __init__(self, client: Neo4jClient, index: WeaviateVectorIndex) -> None:
+        super().__init__(client)
+        self._index = index
+
+    def vector_states(
+        self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
+    ) -> list[VectorState]:
+        """See :meth:`brain_graph.stores.base.IndexStore.vector_states`: one Neo4j statement (the
+        generation and the copies' hashes, :func:`.neo4j.vector_copies.read_copy_states`), then Weaviate
+        pages; the two are :func:`.neo4j.vector_copies.reconciled`."""
+        if node_ids is not None and not node_ids:
+            return []
+        copies = read_copy_states(self._client, tenant_id, profile_id, node_ids)
+        return reconciled(self._index.vector_states(tenant_id, copies.generation, profile_id, node_ids), copies)
+
+    def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
+        return self._index.recorded_profiles()
+
+
+def with_restore_failure(error: BaseException, failure: BaseException) -> BaseException:
+    """``error`` (or an equal error whose message says so) noting that restoring Weaviate failed."""
+    reason = one_line_message(f"{type(failure).__name__}: {failure}", 300)
+    note = f"restoring Weaviate failed too ({reason}); it may hold part of the change"
+    if isinstance(error, BackendUnavailableError):
+        return BackendUnavailableError(error.backend, f"{error.detail}; {note}")
+    if isinstance(error, BrainGraphError) and len(error.args) == 1 and isinstance(error.args[0], str):
+        try:
+            return type(error)(f"{error}; {note}")
+        except TypeError:
+            pass
+    error.add_note(note)
+    return error
+
+
+class Neo4jWeaviateBackend:
+    """:class:`~brain_graph.stores.base.StorageBackend` over Neo4j + Weaviate, with its administration.
+    ``neo4j`` (the client), ``generations`` and ``weaviate`` give the stores' own operations (tests,
+    operators)."""
+
+    name = "neo4j-weaviate"
+
+    def __init__(self, neo4j: Neo4jClient, weaviate: WeaviateVectorIndex) -> None:
+        self.neo4j = neo4j
+        self.generations = Neo4jGenerations(neo4j)
+        self.weaviate = weaviate
+        self._graph = Neo4jGraphStore(neo4j)
+        self._vectors = CurrentGenerationIndex(self.generations, weaviate)
+        self._index_store = Neo4jWeaviateIndexStore(neo4j, weaviate)
+        self._search_reads = ServerSearchReads(Neo4jSearchReads(neo4j), self.generations, weaviate)
+        self._graph_changes = GraphChanges(neo4j)
+        self.copies = CopiesClock(neo4j)
+
+    @classmethod
+    def from_settings(cls, settings: Neo4jWeaviateSettings) -> Neo4jWeaviateBackend:
+        """The backend the settings describe; connects lazily."""
+        return cls(
+            Neo4jClient(
+                uri=settings.neo4j_uri,
+                user=settings.neo4j_user,
+                password=settings.neo4j_password,
+                database=settings.neo4j_database,
+                timeout_s=settings.timeout_s,
+                schema=cypher.SCHEMA,
+            ),
+            WeaviateVectorIndex(
+                host=settings.weaviate_host,
+                http_port=settings.weaviate_http_port,
+                grpc_port=settings.weaviate_grpc_port,
+                api_key=settings.weaviate_api_key,
+                timeout_s=settings.timeout_s,
+                secure=settings.weaviate_secure,
+                vector_index=settings.vector_index,
+            ),
+        )
+
+    @property
+    def vector_index(self) -> CurrentGenerationIndex:
+        return self._vectors
+
+    @property
+    def graph_store(self) -> Neo4jGraphStore:
+        return self._graph
+
+    @property
+    def passage_source(self) -> Neo4jGraphStore:
+        return self._graph
+
+    @property
+    def search_reads(self) -> ServerSearchReads:
+        return self._search_reads
+
+    @property
+    def admin(self) -> Neo4jWeaviateBackend:
+        return self
+
+    @property
+    def index_store(self) -> Neo4jWeaviateIndexStore:
+        return self._index_store
+
+    def readiness_checks(self) -> dict[str, Check]:
+        """Each server answers one cheap request (:meth:`Neo4jClient.ping`,
+        :meth:`~brain_graph.stores.neo4j_weaviate.weaviate.client.WeaviateConnection.ping`); see
+        :mod:`brain_graph.stores.readiness`."""
+        return {"neo4j": self.neo4j.ping, "weaviate": self.weaviate.connection.ping}
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def load(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        vectors: Sequence[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+        *,
+        replace: bool,
+    ) -> None:
+        """Check, stage, flip, clean up (see the module docstring). With ``replace`` the tenants of
+        ``nodes`` get a new generation; every other loaded tenant is upserted into its current
+        generation (or gets a new one when it has none). Nothing is written before every check passed."""
+        check_load(nodes, edges, vectors, profiles)
+        generations, fresh = self._plan(nodes, edges, vectors, replace=replace)
+        self._check_ends(nodes, edges, generations)
+        self.copies.drop(self.weaviate.check_write(profiles, replace_tenants=fresh))
+        self.copies.untrust({vector.tenant_id for vector in vectors} & set(generations))  # merged: not atomic
+        clocks = dict.fromkeys(sorted(set(fresh) - nodeless_vector_tenants(nodes, vectors)), self.copies.read())
+        generations.update(self.generations.take_generations(fresh))
+        with ThreadPoolExecutor(1, thread_name_prefix="brain-graph-weaviate-load") as pool:
+            vectors_written = pool.submit(
+                self.weaviate.write, vectors, profiles, generations=generations, replace_tenants=fresh
+            )
+            try:
+                self.generations.write(nodes, edges, generations, vectors)
+            except BaseException:
+                _wait_quietly(vectors_written)  # the graph's error is the one to report
+                raise
+            try:
+                vectors_written.result()
+            except BrainGraphError as error:
+                self._write_past_drops(error, vectors, profiles, generations, fresh)
+        flips = self.generations.flip(generations, clocks)
+        for tenant, generation in generations.items():  # no pointer: dropped by an older version meanwhile
+            flips.setdefault(tenant, Flip(None, False, generation))
+        self.clean_up(flips)
+
+    def _write_past_drops(
+        self,
+        error: BrainGraphError,
+        vectors: Sequence[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+        generations: Mapping[str, int],
+        fresh: Sequence[str],
+    ) -> None:
+        """After the vector write of a load failed: when a drop overtook some of its tenants (deleting the
+        Weaviate tenants being written), the drop wins for those and the vectors of the others are
+        written again (rerunning is safe); else ``error`` stands."""
+        dropped = self.generations.dropped_since(generations)
+        if not dropped:
+            raise error
+        rest = {tenant: generation for tenant, generation in generations.items() if tenant not in dropped}
+        kept = [vector for vector in vectors if vector.tenant_id in rest]
+        if kept:
+            replaced = [tenant for tenant in fresh if tenant in rest]
+            self.weaviate.write(kept, profiles, generations=rest, replace_tenants=replaced)
+
+    def _plan(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        vectors: Sequence[VectorRecord],
+        *,
+        replace: bool,
+    ) -> tuple[dict[str, int], list[str]]:
+        """The current generations of the tenants upserted into, and the tenants that need a fresh one."""
+        replaced = {node.tenant_id for node in nodes} if replace else set()
+        loaded = {r.tenant_id for r in nodes} | {r.tenant_id for r in edges} | {r.tenant_id for r in vectors}
+        current = self.generations.current_generations(sorted(loaded - replaced))
+        return current, sorted(loaded - set(current))
+
+    def _check_ends(self, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord], current: Mapping[str, int]) -> None:
+        """Refuse an edge to a node neither in ``nodes`` nor stored in the current generation of its
+        tenant (a tenant loaded into a fresh generation has no stored node), before anything is written."""
+        ends = outside_ends(nodes, edges)
+        error = dangling_edge_error(edges, set(ends) - self.generations.existing_nodes(ends, current))
+        if error is not None:
+            raise error
+
+    def clean_up(self, flips: Mapping[str, Flip]) -> None:
+        """Delete what is older than each tenant's current generation: Weaviate tenants, then nodes."""
+        self.weaviate.remove_older(
+            {tenant: flip.keep_from for tenant, flip in flips.items()},
+            legacy=[tenant for tenant, flip in flips.items() if flip.legacy],
+        )
+        for tenant, flip in sorted(flips.items()):
+            self.generations.delete_older(tenant, flip)
+
+    # -- incremental changes ---------------------------------------------------------------------
+
+    def apply(self, changes: ChangeSet) -> None:
+        """Check, then write into the current generations, all or nothing (see the module docstring)."""
+        check_changes(changes)
+        if not changes:
+            return
+        touches_vectors = changes.profiles or changes.upsert_vectors or changes.delete_vectors or changes.delete_nodes
+        collections = self.weaviate.prepare_changes(changes.profiles) if touches_vectors else set()
+        unsure: set[str] = set()
+        try:
+            flips = self.neo4j.write(lambda session: self._apply_in(session, changes, collections, unsure))
+        except BaseException:
+            if unsure:  # the stores may now differ: stop trusting the copies (best effort, after the rollback)
+                with contextlib.suppress(Exception):
+                    self.copies.untrust(unsure)
+            raise
+        if flips:
+            self.clean_up(flips)
+
+    def _apply_in(
+        self, session: neo4j.Session, changes: ChangeSet, collections: set[str], unsure: set[str]
+    ) -> dict[str, Flip]:
+        """The Neo4j transaction of a change, with the Weaviate writes before its commit. When the commit
+        fails (its outcome unknown) or Weaviate cannot be restored, the change's tenants go into
+        ``unsure``: their vector copies may no longer match Weaviate."""
+        with self.neo4j.transaction(session) as tx:
+            generations = self._graph_changes.lock(tx, changes)
+            self._graph_changes.write(tx, changes, generations.current)
+            changes = self._graph_changes.vectors_from_graph(tx, changes, generations.current)
+            self._graph_changes.write_copies(tx, changes, generations.current)
+            plan = plan_vectors(changes, generations.current, collections)
+            previous = self.weaviate.read_objects(plan)
+            committing = False
+            try:
+                self.weaviate.write_changes(plan, previous)
+                committing = True
+                tx.commit()
+            except (DriverError, Neo4jError) as error:
+                mapped = self.neo4j.failure(error)
+                failure = self._restored(mapped, plan, previous)
+                if committing or failure is not mapped:
+                    unsure.update(generations.current)
+                raise failure from None
+            except BaseException as error:
+                replacement = self._restored(error, plan, previous)
+                if committing or replacement is not error:
+                    unsure.update(generations.current)
+                if replacement is error:
+                    raise
+                raise replacement from error
+        return generations.fresh
+
+    def _restored(self, error: BaseException, plan: VectorPlan, previous: Sequence[StoredObject]) -> BaseException:
+        """Put Weaviate back as it was before the change; the error to raise (``error``, noting a failed
+        restore)."""
+        try:
+            self.weaviate.restore(plan, previous)
+        except Exception as failure:
+            return with_restore_failure(error, failure)
+        return error
+
+    # -- AdminOperations -------------------------------------------------------------------------
+
+    def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
+        """Delete everything of these tenants (every generation taken so far) from both servers: Weaviate
+        first, then Neo4j, where each pointer stays as a tombstone. A replace-load of such a tenant that
+        took its generation before the drop ends as if it had run before the drop: its flip is refused
+        and its clean-up deletes what it wrote; a load after the drop is kept."""
+        self.copies.untrust(tenant_ids)  # first: a tombstone that fails to follow leaves no trusted copy
+        self.weaviate.drop_tenants(tenant_ids)
+        self.generations.drop_tenants(tenant_ids)
+
+    def drop_profiles(self, profile_ids: Sequence[str]) -> None:
+        """Delete the Weaviate collections of these profiles (all tenants). The copies clock stamps them
+        before and after (:mod:`~brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`), so no search trusts the
+        copies of their vectors on the nodes of a generation made before, even one made meanwhile."""
+        self.copies.drop(profile_ids)
+        try:
+            self.weaviate.drop_profiles(profile_ids)
+        finally:
+            self.copies.drop(profile_ids)
+
+    def count(self, tenant_id: str) -> TenantCounts:
+        """Nodes and edges (Neo4j) and vectors per profile (Weaviate) of the tenant's current generation."""
+        nodes, edges = self.generations.count(tenant_id)
+        vectors = self.weaviate.count(tenant_id, self.generations.current_generation(tenant_id))
+        return TenantCounts(nodes, edges, vectors)
+
+    def round_trips(self) -> dict[str, int]:
+        """Requests sent so far: ``{"neo4j": statements, "weaviate": requests}``."""
+        return {"neo4j": self.neo4j.round_trips, "weaviate": self.weaviate.round_trips}
+
+    def close(self) -> None:
+        """Close both clients."""
+        try:
+            self.neo4j.close()
+        finally:
+            self.weaviate.close()
+
+
+def nodeless_vector_tenants(nodes: Sequence[NodeRecord], vectors: Sequence[VectorRecord]) -> set[str]:
+    """The tenants of vectors whose node is not among ``nodes``: Weaviate stores such a vector, but
+    its copy has no node to live on (in a fresh generation the node cannot exist)."""
+    loaded = {(node.tenant_id, node.node_id) for node in nodes}
+    return {vector.tenant_id for vector in vectors if (vector.tenant_id, vector.node_id) not in loaded}
+
+
+def from_environment(**overrides: Any) -> Neo4jWeaviateBackend:
+    """The backend the environment describes (``overrides`` by field name, e.g. ``timeout_s``)."""
+    return Neo4jWeaviateBackend.from_settings(read_settings(Neo4jWeaviateSettings, **overrides))
+
+
+def _wait_quietly(future: Future[Any]) -> None:
+    """Wait for ``future`` to end, ignoring how (the caller reports an error of its own)."""
+    with contextlib.suppress(BaseException):
+        future.result()
