@@ -11,17 +11,15 @@ from brain_graph.core.passage_heads import (
     FieldHead,
     field_heads,
     head_of_row,
-    heads_suffice,
     source_kind,
 )
 from brain_graph.core.text import clip, cut_excerpt, fence_for, fence_overhead, fence_overhead_of_run, one_line
 from brain_graph.core.wire import NodeMeta, RagPassage
 from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.search_plan import passage_count
 from brain_graph.pipeline.services import SearchLimits
 from brain_graph.pipeline.state import BrainSearchState
 from brain_graph.stores.base import NodeRecord
-
-from .expand import passage_count
 
 SEPARATOR = "\n\n"
 MIN_PART_CHARS = 40  # a field that would be cut shorter than this is left out, with the fields after it
@@ -157,7 +155,7 @@ def passage_record(node_id: str, tenant_id: str, meta: NodeMeta, text: Mapping[s
 def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate:
     """Write ``passages``: one per cited candidate (the first ``max_passages`` of the
     :func:`~brain_graph.pipeline.ranking.pack_size` best ``candidates``, hits and expanded nodes alike) in
-    rank order, texts fetched in one call (metadata comes from ``nodeRecords``). Each passage is at
+    rank order, from the texts ``expand`` read for them (``passageTexts``) and ``nodeRecords``. Each passage is at
     most ``max_passage_chars`` (2,000 by default) and all of them, fences of the pack included, at
     most the passage budget (30,000 by default): the last passage that does not fit is cut, and
     passages after it are left out. A candidate with neither title nor text gets no passage."""
@@ -167,23 +165,10 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
         return {"passages": []}
     scope = deps.scope(state["request"])
     records = state["nodeRecords"]
-    ids = [c["nodeId"] for c in ranked]
-    read = state.get("passageTexts")  # read by ``expand`` for these candidates (unless the state was built otherwise)
-    heads: Mapping[str, Mapping[str, FieldHead]]
-    if (
-        read is not None
-        and read["nodeIds"] == ids
-        and all(  # (a state saved before heads holds strings)
-            isinstance(row, dict) for fields in read["texts"].values() for row in fields.values()
-        )
-    ):
-        heads = {
-            node_id: {name: head_of_row(row) for name, row in fields.items()}
-            for node_id, fields in read["texts"].items()
-        }
-    else:
-        whole = not heads_suffice(limits.longest_excerpt_chars)
-        heads = deps.services.backend.passage_source.get_passage_heads(ids, scope=scope, whole=whole)
+    read = state["passageTexts"]  # read by ``expand`` for these candidates
+    heads: Mapping[str, Mapping[str, FieldHead]] = {
+        node_id: {name: head_of_row(row) for name, row in fields.items()} for node_id, fields in read["texts"].items()
+    }
     passages: list[RagPassage] = []
     remaining = limits.passage_budget_chars
     for item in ranked:

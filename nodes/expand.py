@@ -6,14 +6,13 @@ from typing import TypedDict
 
 from brain_graph.core.passage_heads import head_row, heads_suffice
 from brain_graph.core.security import AccessScope
-from brain_graph.core.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate, SearchRequest
+from brain_graph.core.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate
 from brain_graph.pipeline.binding import StepDeps
-from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via, pack_size, rank_key
-from brain_graph.pipeline.services import SearchLimits
-from brain_graph.pipeline.state import BrainSearchState, LinkRow, MembershipRow, PassageTexts, SeedScores
-from brain_graph.stores.base import ClusterMembership, ContextRequest, Link, SearchReads, VectorHit, VectorQuery
-
-from .retrieve import expansion_types, merge_hits, node_meta, profile_queries, seed_scores
+from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via, rank_key
+from brain_graph.pipeline.records import membership_row, node_meta, row_links, seed_scores
+from brain_graph.pipeline.search_plan import expansion_types, passage_count, profile_queries
+from brain_graph.pipeline.state import BrainSearchState, MembershipRow, PassageTexts, SeedScores
+from brain_graph.stores.base import ContextRequest, Link, SearchReads, VectorHit, VectorQuery, best_hits
 
 
 class ExpandUpdate(TypedDict):
@@ -40,7 +39,7 @@ def graph_node(node_id: str, meta: NodeMeta) -> GraphNode:
 
 def best_scores(raw: list[VectorHit]) -> dict[str, VectorHit]:
     """Each node's best hit over the profiles (score, then profile id)."""
-    return {hit.node_id: hit for hit in merge_hits(raw, len(raw))}
+    return {hit.node_id: hit for hit in best_hits(raw, len(raw))}
 
 
 MAX_SCORED_PER_HOP = 10_000  # new nodes scored per hop: one similarity request per profile (Weaviate's page)
@@ -99,32 +98,6 @@ def choose_new(
     return sorted(chosen, key=keys.__getitem__)[:room]
 
 
-def passage_count(request: SearchRequest, limits: SearchLimits) -> int:
-    """How many candidates ``assemble_passages`` makes passages of (their texts are read here)."""
-    return min(limits.max_passages, pack_size(request["options"]["topK"], limits.max_citations))
-
-
-def seed_links(rows: list[LinkRow], frontier: list[str]) -> list[Link]:
-    """The links ``retrieve`` read for the hits, of the frontier's nodes (still sorted)."""
-    ids = set(frontier)
-    return [
-        Link(row["frontierId"], row["edgeType"], row["neighborId"], row["outgoing"])
-        for row in rows
-        if row["frontierId"] in ids
-    ]
-
-
-def membership_row(membership: ClusterMembership) -> MembershipRow:
-    """A cluster membership as the state holds it."""
-    cluster = membership.cluster
-    return {
-        "memberId": membership.member_id,
-        "clusterId": membership.cluster_id,
-        "clusterSize": membership.cluster_size,
-        "cluster": node_meta(cluster) if cluster is not None else None,
-    }
-
-
 def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     """Write ``graphNodes``, ``graphEdges``, ``candidates``, add the expanded nodes to ``nodeRecords``,
     and write ``clusterMemberships`` and ``passageTexts`` for the next steps.
@@ -157,13 +130,12 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     admitted = [hit["nodeId"] for hit in hits]
     frontier = list(admitted)
     queries = profile_queries(request, state["queryVectors"], deps)
-    first = state.get("seedLinks")
     for hop in range(options["expandDepth"]):
         if not frontier or not edge_types:
             break
         scored: SeedScores | None
-        if hop == 0 and first is not None:
-            links, scored = seed_links(first, frontier), state.get("seedScores")
+        if hop == 0:  # read by ``retrieve`` with the hits
+            links, scored = row_links(state["seedLinks"] or [], frontier), state["seedScores"]
         else:
             found = reads.hop(queries, frontier, scope=scope, edge_types=edge_types, max_degree=scoring.hub_degree)
             links, scored = found.links, None if found.scored is None else seed_scores(found.scored)

@@ -4,16 +4,13 @@ search expands, the first hop's links of the hits, in one combined read
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TypedDict
 
-from brain_graph.core.wire import NodeMeta, SearchHit, SearchRequest
+from brain_graph.core.wire import NodeMeta, SearchHit
 from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.records import link_row, node_meta, seed_scores
+from brain_graph.pipeline.search_plan import expansion_types, profile_queries
 from brain_graph.pipeline.state import BrainSearchState, LinkRow, SeedScores
-from brain_graph.stores.base import Link, NodeRecord, ScoredNeighbors, VectorQuery
-from brain_graph.stores.base import best_hits as merge_hits
-
-__all__ = ["expansion_types", "link_row", "merge_hits", "node_meta", "profile_queries", "retrieve", "seed_scores"]
 
 
 class RetrieveUpdate(TypedDict):
@@ -21,50 +18,6 @@ class RetrieveUpdate(TypedDict):
     nodeRecords: dict[str, NodeMeta]
     seedLinks: list[LinkRow] | None
     seedScores: SeedScores | None
-
-
-def node_meta(node: NodeRecord) -> NodeMeta:
-    """What later steps need of a node (never its text or ACL)."""
-    return {
-        "nodeType": node.node_type,
-        "projectKey": node.project_key,
-        "title": node.title,
-        "url": node.url,
-        "properties": dict(node.properties),
-    }
-
-
-def profile_queries(
-    request: SearchRequest, query_vectors: Mapping[str, list[float]], deps: StepDeps
-) -> list[VectorQuery]:
-    """One vector query per searched profile, with its embedder's query vector."""
-    registry = deps.services.profiles
-    profiles = [registry.get(profile_id) for profile_id in request["profileIds"]]
-    return [VectorQuery(p.profile_id, query_vectors[p.embedder_id], registry.embedder_name(p)) for p in profiles]
-
-
-def expansion_types(request: SearchRequest, deps: StepDeps) -> list[str]:
-    """The edge types the search expands over and lists among its nodes."""
-    options = request["options"]
-    return list(deps.services.edges.expansion_types(options["includeSignals"], options["includeClusters"]))
-
-
-def link_row(link: Link) -> LinkRow:
-    """A link as the state holds it."""
-    return {
-        "frontierId": link.frontier_id,
-        "edgeType": link.edge_type,
-        "neighborId": link.neighbor_id,
-        "outgoing": link.outgoing,
-    }
-
-
-def seed_scores(scored: ScoredNeighbors) -> SeedScores:
-    """The similarity the backend read with the seeds, as the state holds it."""
-    return {
-        "profileIds": list(scored.profile_ids),
-        "scores": [{"nodeId": h.node_id, "profileId": h.profile_id, "score": h.score} for h in scored.hits],
-    }
 
 
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:

@@ -10,8 +10,6 @@ from brain_graph.core.wire import NodeMeta, SearchEpisode
 from brain_graph.pipeline.binding import StepDeps
 from brain_graph.pipeline.state import BrainSearchState
 
-from .expand import membership_row
-
 
 class EpisodesUpdate(TypedDict):
     episodes: list[SearchEpisode]
@@ -26,8 +24,8 @@ def score_episodes(state: BrainSearchState, deps: StepDeps) -> EpisodesUpdate:
 
     Episodes are the top ``maxEpisodes`` clusters reachable via IN_CLUSTER from the hits, ordered by
     score descending then cluster id; members are the hits in the cluster, best first. The
-    memberships are those ``expand`` read (``clusterMemberships``), else one cluster-membership call,
-    whatever the number of hits; the records of clusters already read by ``expand`` are not read again.
+    memberships are those ``expand`` read (``clusterMemberships``); a cluster's record is there, or in
+    ``nodeRecords`` when the search read it before. Nothing is read here.
     """
     request = state["request"]
     options = request["options"]
@@ -36,13 +34,8 @@ def score_episodes(state: BrainSearchState, deps: StepDeps) -> EpisodesUpdate:
         return NO_EPISODES
     rank = {hit["nodeId"]: index for index, hit in enumerate(hits)}
     score = {hit["nodeId"]: hit["score"] for hit in hits}
-    known = state.get("nodeRecords", {})
-    memberships = state.get("clusterMemberships")
-    if memberships is None:
-        read = deps.services.backend.graph_store.cluster_memberships(
-            list(rank), scope=deps.scope(request), known=list(known)
-        )
-        memberships = [membership_row(membership) for membership in read]
+    known = state["nodeRecords"]
+    memberships = state["clusterMemberships"] or []
 
     clusters: dict[str, tuple[NodeMeta, int, list[str]]] = {}
     for membership in memberships:

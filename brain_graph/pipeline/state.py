@@ -13,6 +13,7 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from brain_graph.auth.principals import as_principal
 from brain_graph.core.contracts import BrainSearchFilterInput, BrainSearchOptionsInput, QueryText
 from brain_graph.core.passage_heads import FieldHeadRow
 from brain_graph.core.security import Principal
@@ -27,7 +28,7 @@ from brain_graph.core.wire import (
     SearchHit,
     SearchRequest,
 )
-from brain_graph.pipeline.requests import as_principal, check_context_services
+from brain_graph.pipeline.requests import check_context_services
 
 
 class BrainSearchInput(TypedDict):
@@ -117,9 +118,9 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     the same round trip as its last graph read: ``clusterMemberships`` (of the hits; None when episodes are
     off) and ``passageTexts`` (of the candidates passages are made of); ``score_episodes`` ``episodes`` and
     ``episodeLabels``; ``assemble_passages`` ``passages``; ``build_pack`` ``promptPack``. ``callerKey`` names the
-    principal the rest was read for (:mod:`brain_graph.pipeline.run_binding`), written with ``embed``'s update. A
-    step that finds no ``seedLinks``, ``clusterMemberships`` or ``passageTexts`` for its request reads them
-    itself.
+    principal the rest was read for (:mod:`brain_graph.pipeline.run_binding`), written with ``embed``'s
+    update. Each datum has one read path: a step uses what the step that read it wrote, never reads it
+    again.
     """
 
     request: SearchRequest
@@ -128,7 +129,7 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     seedLinks: list[LinkRow] | None
     seedScores: SeedScores | None
     clusterMemberships: list[MembershipRow] | None
-    passageTexts: PassageTexts | None
+    passageTexts: PassageTexts
     episodeLabels: dict[str, str]
     callerKey: str
 

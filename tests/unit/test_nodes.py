@@ -22,11 +22,13 @@ from brain_graph.embedding.lexical import LexicalHashEmbeddings
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry
 from brain_graph.graphs.search import build_graph
 from brain_graph.nodes import assemble_passages, build_pack, embed, expand, retrieve, score_episodes
-from brain_graph.nodes.retrieve import merge_hits, node_meta
 from brain_graph.pipeline.binding import SERVER_UNAVAILABLE_DETAIL, StepDeps
+from brain_graph.pipeline.records import link_row, node_meta
+from brain_graph.pipeline.search_plan import expansion_types
 from brain_graph.pipeline.services import SearchLimits, SearchServices
 from brain_graph.pipeline.state import BrainSearchState
 from brain_graph.stores.base import VectorHit
+from brain_graph.stores.base import best_hits as merge_hits
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.helpers import request
 
@@ -120,7 +122,18 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
         )
         for n, i in enumerate(ids)
     ]
-    return {**raw, **embedded, "hits": hits, "nodeRecords": {i: records[i] for i in ids}}
+    types = expansion_types(request, deps(services)) if request["options"]["expandDepth"] > 0 else []
+    links = services.backend.graph_store.links(
+        list(ids), scope=scope, edge_types=types, max_degree=services.scoring.hub_degree
+    ).links
+    return {
+        **raw,
+        **embedded,
+        "hits": hits,
+        "nodeRecords": {i: records[i] for i in ids},
+        "seedLinks": [link_row(link) for link in links] if types else None,
+        "seedScores": None,
+    }
 
 
 def with_candidates(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[str, Any]:
@@ -176,7 +189,7 @@ def test_expand_depth_two_reaches_second_hop_but_not_secured_or_people(small_ser
 
 
 def test_score_episodes_sums_member_scores(small_services: SearchServices) -> None:
-    state = with_hits(small_services, request("token", maxEpisodes=5), "w1", "w2", "d1")
+    state = with_candidates(small_services, request("token", maxEpisodes=5), "w1", "w2", "d1")
     update = score_episodes(state, deps(small_services))  # type: ignore[arg-type]
     episodes = {e["clusterNodeId"]: e for e in update["episodes"]}
     assert episodes["k1"]["memberNodeIds"] == ["w1", "d1"]
@@ -187,11 +200,11 @@ def test_score_episodes_sums_member_scores(small_services: SearchServices) -> No
     assert [e["clusterNodeId"] for e in update["episodes"]] == ["k2", "k1"]
     assert update["episodeLabels"]["k1"] == "Token refresh outage"
     limited = score_episodes(
-        with_hits(small_services, request("token", maxEpisodes=1), "w1", "w2", "d1"), deps(small_services)
+        with_candidates(small_services, request("token", maxEpisodes=1), "w1", "w2", "d1"), deps(small_services)
     )  # type: ignore[arg-type]
     assert len(limited["episodes"]) == 1
     off = score_episodes(
-        with_hits(small_services, request("token", includeEpisodes=False), "w1", "w2", "d1"), deps(small_services)
+        with_candidates(small_services, request("token", includeEpisodes=False), "w1", "w2", "d1"), deps(small_services)
     )  # type: ignore[arg-type]
     assert off["episodes"] == []
 
