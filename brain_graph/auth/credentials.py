@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from brain_graph.auth.principals import SCOPES_CLAIM, missing_scope
 from brain_graph.core.security import Principal
-from brain_graph.pipeline.requests import SCOPES_CLAIM, missing_scope
 
 Scope = Literal["reader", "maintainer"]
 READER: Scope = "reader"

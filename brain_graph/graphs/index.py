@@ -33,18 +33,18 @@ from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict  # pydantic, hence LangGraph's JSON schemas, needs it on Python < 3.12
 
-from brain_graph.core.errors import AuthorizationError, ForbiddenError, InvalidRequestError, shown
-from brain_graph.indexing.indexer import Indexer, IndexPlan, check_tenant_ids
-from brain_graph.indexing.report import IndexReport
-from brain_graph.pipeline.config import default_services
-from brain_graph.pipeline.requests import (
-    context_value,
+from brain_graph.auth.principals import (
     is_insecure_user,
     principal_from_user,
     require_user_scope,
     user_claim,
     user_scopes,
 )
+from brain_graph.core.errors import AuthorizationError, ForbiddenError, InvalidRequestError, shown
+from brain_graph.indexing.indexer import Indexer, IndexPlan, check_tenant_ids
+from brain_graph.indexing.report import IndexReport
+from brain_graph.pipeline.config import default_services
+from brain_graph.pipeline.requests import context_value
 from brain_graph.pipeline.run_binding import is_subgraph_run
 from brain_graph.pipeline.services import SearchServices
 

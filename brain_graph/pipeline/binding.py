@@ -16,6 +16,7 @@ from langgraph.config import get_stream_writer
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
+from brain_graph.auth.principals import as_principal, is_insecure_user, principal_from_user, require_user_scope
 from brain_graph.core.errors import (
     AuthorizationError,
     BackendUnavailableError,
@@ -27,15 +28,7 @@ from brain_graph.core.errors import (
 )
 from brain_graph.core.security import AccessScope, Principal, resolve_scope
 from brain_graph.core.wire import SearchRequest
-from brain_graph.pipeline.requests import (
-    as_principal,
-    check_context,
-    check_context_services,
-    context_value,
-    is_insecure_user,
-    principal_from_user,
-    require_user_scope,
-)
+from brain_graph.pipeline.requests import check_context, check_context_services, context_value
 from brain_graph.pipeline.run_binding import CALLER_KEY_STATE, caller_key, check_caller
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchState
@@ -82,7 +75,7 @@ def resolve_deps(context: Any, default_services: ServicesProvider, server_user: 
 
     ``server_user`` is the user a LangGraph server put on the run (``Runtime.server_info.user``: with
     custom auth, or LangSmith's own; none on a local ``langgraph dev`` without auth). When present it
-    alone decides the principal (see :func:`brain_graph.pipeline.requests.principal_from_user`): a principal in
+    alone decides the principal (see :func:`brain_graph.auth.principals.principal_from_user`): a principal in
     the run context is untrusted request data there, and one naming anyone else is refused.
     """
     check_context(context, top_level=False)

@@ -28,8 +28,8 @@ from langgraph_sdk import Auth
 
 from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX, principal_key
 from brain_graph.auth.gate import Gate, default_gate
+from brain_graph.auth.principals import INSECURE_CLAIM, is_insecure_user, principal_from_user
 from brain_graph.core.errors import AuthenticationError, ConfigurationError, InvalidRequestError, RateLimitedError
-from brain_graph.pipeline.requests import INSECURE_CLAIM, is_insecure_user, principal_from_user
 from brain_graph.serving.startup import refuse_to_start
 
 OWNER_KEY = "owner"  # the principal id, for people reading the metadata

@@ -19,6 +19,7 @@ from langgraph.pregel.remote import RemoteException, RemoteGraph
 from langgraph.runtime import Runtime
 from langgraph_sdk import errors as sdk_errors
 
+from brain_graph.auth.principals import as_principal, is_insecure_user, principal_from_user
 from brain_graph.auth.settings import load_auth_settings
 from brain_graph.core.errors import (
     AuthenticationError,
@@ -33,7 +34,6 @@ from brain_graph.core.errors import (
 )
 from brain_graph.core.security import Principal
 from brain_graph.graphs.search import GRAPH_NAME
-from brain_graph.pipeline.requests import as_principal, is_insecure_user, principal_from_user
 from brain_graph.pipeline.state import BrainSearchOutput
 
 RESULT_KEYS = tuple(BrainSearchOutput.__annotations__)  # the output schema's keys, in its order

@@ -11,10 +11,11 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config, pa
 from langgraph.pregel import Pregel
 from pydantic import ConfigDict, Field, PrivateAttr, StrictBool, StrictStr, ValidationError, model_validator
 
+from brain_graph.auth.principals import as_principal
 from brain_graph.core.contracts import BrainSearchOptionsInput, BrainSearchResult
 from brain_graph.core.security import Principal
 from brain_graph.graphs.search import build_graph
-from brain_graph.pipeline.requests import as_principal, invalid_request
+from brain_graph.pipeline.requests import invalid_request
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, search_input
 

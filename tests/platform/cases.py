@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from brain_graph.auth.principals import as_principal
 from brain_graph.core.contracts import BrainSearchResult
 from brain_graph.graphs.search import BrainSearchGraph
-from brain_graph.pipeline.requests import as_principal
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
 
 ALICE: dict[str, Any] = {"principalId": "alice", "groups": ["security"]}

@@ -9,11 +9,11 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph_sdk.auth.types import StudioUser
 
+from brain_graph.auth.principals import principal_from_user
 from brain_graph.core.errors import AuthorizationError
 from brain_graph.core.security import ANONYMOUS, Principal
 from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.binding import resolve_deps
-from brain_graph.pipeline.requests import principal_from_user
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
 from tests.platform.cases import SECURED_POSTMORTEM

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from brain_graph import AuthorizationError, BrainGraphError, InvalidRequestError, Principal, SearchServices
-from brain_graph.pipeline.requests import as_principal, principal_from_user
+from brain_graph.auth.principals import as_principal, principal_from_user
 from tests.probes.support import BIDI_AND_INVISIBLE, make_store, request, search, small_graph
 
 SECURED_QUERY = "token refresh outage postmortem secret incident"

@@ -8,10 +8,7 @@ from typing import Any
 import pytest
 
 from brain_graph.auth import Credentials
-from brain_graph.core.errors import AuthorizationError, ForbiddenError, InvalidRequestError
-from brain_graph.core.security import MAX_GROUPS, AccessScope, Principal, resolve_scope
-from brain_graph.graphs.index import _check_token_user
-from brain_graph.pipeline.requests import (
+from brain_graph.auth.principals import (
     INSECURE_CLAIM,
     as_principal,
     is_insecure_user,
@@ -19,6 +16,9 @@ from brain_graph.pipeline.requests import (
     require_user_scope,
     user_scopes,
 )
+from brain_graph.core.errors import AuthorizationError, ForbiddenError, InvalidRequestError
+from brain_graph.core.security import MAX_GROUPS, AccessScope, Principal, resolve_scope
+from brain_graph.graphs.index import _check_token_user
 
 
 class User(dict[str, Any]):

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
+from brain_graph.auth.principals import as_principal, principal_from_user
 from brain_graph.core.contracts import BrainSearchResult
 from brain_graph.core.errors import AuthorizationError, InvalidRequestError
 from brain_graph.core.security import Principal, parse_acl_entry
 from brain_graph.graphs.search import BrainSearchGraph, build_graph
 from brain_graph.pipeline.binding import resolve_deps
-from brain_graph.pipeline.requests import as_principal, principal_from_user, read_request
+from brain_graph.pipeline.requests import read_request
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext
 from tests.helpers import request

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from ariadne.asgi import GraphQL
@@ -21,6 +22,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from brain_graph.auth.gate import Admission, Gate, default_gate
 from brain_graph.core.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
+from brain_graph.graphs.search import build_graph
 from brain_graph.serving.graphql.errors import (
     BAD_USER_INPUT,
     HTTP_STATUS,
@@ -42,10 +44,10 @@ GraphProvider = Callable[[], Any]
 GateProvider = Callable[[], Gate]
 
 
+@cache
 def _default_graph() -> Any:
-    from brain_graph.serving.server import make_graph
-
-    return make_graph()
+    """The ``brain_search`` graph over the services of the environment, compiled once per process."""
+    return build_graph()
 
 
 class GraphQLApp:
