@@ -72,8 +72,8 @@ class VectorRecord:
 
 @dataclass(frozen=True)
 class VectorState:
-    """A stored vector seen by the indexer: the hash of what it was made from ("" for vectors written
-    before hashes existed) and the filter metadata it carries (compared with the node's).
+    """A stored vector seen by the indexer: the hash of what it was made from ("" for a vector stored
+    without one) and the filter metadata it carries (compared with the node's).
 
     ``searchable`` False: the vector is stored but searches do not see it as stored (a vector index
     that cannot reach it, or a copy of it that differs, both left by an interrupted write); the

@@ -161,8 +161,8 @@ def _entry_problem(entry: object) -> str | None:
     return None
 
 
-# The same groups stand in the ACLs of many nodes: a load of 5,000 nodes with 1,000-entry ACLs spent
-# most of its checks parsing the same entries again (29.7 s for 8 million entries, 1.5 s cached).
+# The same groups stand in the ACLs of many nodes: each distinct entry is parsed once (the numbers:
+# docs/internals/loading.md).
 _cached_entry_problem = lru_cache(maxsize=65_536)(_entry_problem)
 
 
@@ -276,7 +276,7 @@ def _where_node(node: NodeRecord) -> str:
 
 class CheckedNodes(tuple[NodeRecord, ...]):
     """Nodes :func:`check_load` passed, as an immutable sequence: a backend's load does not check them
-    again (a 100k-node load saves seconds). Only :func:`checked_records` makes one."""
+    again. Only :func:`checked_records` makes one."""
 
     __slots__ = ()
 

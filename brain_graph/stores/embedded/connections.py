@@ -1,13 +1,12 @@
 """Read-only SQLite connections of the embedded store, reused from one read to the next.
 
-Opening a connection and loading the schema costs about 0.3 ms, and each connection keeps its own
-cache of prepared statements: a search makes seven reads, so it reuses idle connections instead of
-opening one per read. A connection is used by one read at a time (any thread); it is kept only
-between reads, outside any transaction, so it never holds a snapshot and never delays a writer's
-checkpoint. Pages are read through a memory mapping of the file's first :data:`MMAP_BYTES` (about
-25% less time in SQLite at 100k nodes than one read() per page). Each connection remembers the file
-it opened (device and inode): when the path names another file (the store was deleted and created
-again), the idle connections are closed.
+Each connection keeps its own cache of prepared statements, and a search makes seven reads, so
+reads reuse idle connections instead of opening one each. A connection is used by one read at a time
+(any thread); it is kept only between reads, outside any transaction, so it never holds a snapshot
+and never delays a writer's checkpoint. Pages are read through a memory mapping of the file's first
+:data:`MMAP_BYTES`. Each connection remembers the file it opened (device and inode): when the path
+names another file (the store deleted and created again), the idle connections are closed. Costs:
+docs/internals/embedded-store.md.
 """
 
 from __future__ import annotations

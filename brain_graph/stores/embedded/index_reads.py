@@ -15,8 +15,8 @@ from typing import Any
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState
 from brain_graph.stores.embedded.schema import NODE_COLUMNS, node_record, table_columns
 
-# The tenants with nodes, one index probe per tenant (the next tenant id after the last one): SELECT
-# DISTINCT read every node of the store (492,133 VM steps for 1,001 tenants beside a 60k-node one).
+# The tenants with nodes, one index probe per tenant (the next tenant id after the last one), never a
+# read of every node of the store (as SELECT DISTINCT would be).
 TENANTS = (
     "WITH RECURSIVE t(id) AS (SELECT min(tenant_id) FROM nodes"
     " UNION ALL SELECT (SELECT min(tenant_id) FROM nodes WHERE tenant_id > t.id) FROM t WHERE t.id IS NOT NULL)"
@@ -88,7 +88,7 @@ class EmbeddedIndexStore:
         with self._read() as db:
             if db is None:
                 return []
-            hashed = "content_hash" in table_columns(db, "vectors")  # a store written before hashes existed
+            hashed = "content_hash" in table_columns(db, "vectors")  # a store without the column (schema version 1)
             columns = STATE_COLUMNS + (", content_hash" if hashed else ", '' AS content_hash")
             params: dict[str, Any] = {"tenant": tenant_id, "profile": profile_id}
             if node_ids is None:

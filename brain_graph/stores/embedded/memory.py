@@ -1,11 +1,9 @@
 """The memory this process may use, and the default budget of the vector cache derived from it.
 
-A fixed default budget is either too small for large tenants (at about 700k nodes the two default
-profiles' matrices of one tenant exceed 512 MB: each search then evicts the other profile's matrix
-and reads its vectors from SQLite again, seconds per search) or too large for small machines. The
-default is therefore a quarter of what the process may use: the physical memory, or the container's
+The default budget is a quarter of what the process may use: the physical memory, or the container's
 limit when one is set (cgroup v2 ``memory.max``, cgroup v1 ``memory.limit_in_bytes``), and never
-below :data:`MIN_DEFAULT_CACHE_MB`.
+below :data:`MIN_DEFAULT_CACHE_MB`, so it grows with the machine (why not a fixed budget:
+docs/internals/embedded-store.md).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS profiles (
     profile_id TEXT PRIMARY KEY, embedder_name TEXT NOT NULL, dimension INTEGER NOT NULL
 );
 """
-# Columns added after the first release, added to older stores when they are next written.
+# Columns of schema versions 2 and 3, added to a store that lacks them when it is next written.
 MIGRATIONS = (
     ("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),
     ("nodes", "heads", "ALTER TABLE nodes ADD COLUMN heads TEXT"),
@@ -42,10 +42,10 @@ MIGRATIONS = (
 # ``file_version`` for the whole file (a write that records a profile's identity, or names no tenants)
 # and ``data_version:<tenant id>`` for one tenant (every write stores a new one for each tenant it
 # touches): a write to one tenant leaves the other tenants' matrices current. ``data_version`` is
-# the whole-file token of versions before these (their readers key on it alone): every write still
-# stores a new one, and records it as ``data_version_seen``; a ``data_version`` other than the one
-# seen was stored by such an older writer, and then makes the whole file stale. Absent in a store no
-# write of this version touched yet.
+# the whole-file token that readers without these tokens key on alone: every write stores a new one
+# and records it as ``data_version_seen``; a ``data_version`` other than the one seen comes from a
+# writer without these tokens, and makes the whole file stale. Tokens are absent until a write of
+# this schema touches the store (docs/internals/embedded-store.md).
 DATA_VERSION_KEY = "data_version"
 SEEN_VERSION_KEY = "data_version_seen"
 FILE_VERSION_KEY = "file_version"
@@ -58,7 +58,7 @@ BUMP_FILE_VERSION = f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{FILE_VE
 BUMP_TENANT_VERSIONS = (
     f"INSERT OR REPLACE INTO meta (key, value) SELECT '{TENANT_VERSION_PREFIX}' || value, {_TOKEN} FROM json_each(?)"
 )
-# (file token, an older writer's token or NULL, tenant token)
+# (file token, a data_version no writer of these tokens stored or NULL, tenant token)
 READ_DATA_VERSIONS = (
     f"SELECT (SELECT value FROM meta WHERE key = '{FILE_VERSION_KEY}'),"
     f" (SELECT d.value FROM meta d WHERE d.key = '{DATA_VERSION_KEY}'"
@@ -67,16 +67,16 @@ READ_DATA_VERSIONS = (
 )
 NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
 # ``heads``: the passage heads of a node with a long text (brain_graph.core.passage_heads), else NULL;
-# absent from a store no write of this version touched yet (readers check).
+# the column is absent until a write of schema version 3 touches the store (readers check).
 WRITTEN_NODE_COLUMNS = NODE_COLUMNS + ", heads"
 META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
 _DECODER = json.JSONDecoder()
 
 
 def stored_json(text: str) -> Any:
-    """``json.loads(text)`` of a JSON column: the same value or error, in half the time for the JSON
-    this store writes (canonical, no white space around it), decoded without ``json.loads``' per-call
-    overhead (a search decodes about a hundred small values)."""
+    """``json.loads(text)`` of a JSON column: the same value or error; the JSON this store writes
+    (canonical, no white space around it) is decoded without ``json.loads``' per-call overhead (a search
+    decodes about a hundred small values)."""
     try:
         value, end = _DECODER.raw_decode(text)
     except (ValueError, TypeError):
@@ -85,7 +85,7 @@ def stored_json(text: str) -> Any:
 
 
 def migrate(connection: sqlite3.Connection) -> None:
-    """Add the columns of :data:`MIGRATIONS` a store written by an older version lacks."""
+    """Add the columns of :data:`MIGRATIONS` the store lacks."""
     for table, column, statement in MIGRATIONS:
         if column not in table_columns(connection, table):
             connection.execute(statement)

@@ -1,4 +1,7 @@
-"""Reads of the embedded store: vector index, graph store, passage source and administration."""
+"""Reads of the embedded store: vector index, graph store, passage source and administration.
+
+Design notes and measurements of the statements: docs/internals/embedded-store.md.
+"""
 
 from __future__ import annotations
 
@@ -78,9 +81,9 @@ PASSAGE_TEXTS = "SELECT n.node_id, n.node_type, NULL AS heads, n.text" + _VISIBL
 # each direction up to ``:row_cap`` edges, (max_degree + 1) per edge type, as a JSON array of
 # [edge_type, neighbor_id] per direction. A pair has at most one edge of each type per direction, so
 # a direction cut at the cap already holds more than max_degree distinct neighbours: the node is a
-# hub, whose edges are never all read (a hub of 3,000 edges took 18 ms per search to be read and
-# dropped); otherwise the arrays are all its links. Driven by the frontier (each direction's index
-# named): the planner would otherwise scan every edge of the tenant and check visibility on each.
+# hub, whose edges are never all read; otherwise the arrays are all its links. Driven by the frontier
+# (each direction's index named): the planner would otherwise scan every edge of the tenant and check
+# visibility on each.
 def _direction(near: LiteralString, far: LiteralString, index: LiteralString) -> LiteralString:
     """The [edge_type, neighbor_id] array of frontier node ``f``'s edges from column ``near`` to ``far``."""
     return (
@@ -104,10 +107,9 @@ LINKS = (
 )
 # The edges among the visible nodes of ``ids`` (``v``): one index range per source node (the unary
 # ``+`` keeps the type and target lists out of the index lookup: as index constraints they multiply
-# into |ids| x |types| x |ids| probes, 80 ms for 200 ids), except for a source with at least ``:cap``
-# (|ids| x |types|) out-edges, an admitted hub: its edges are sought pair by pair, |types| x |ids|
-# probes, instead of reading all of its out-edges (a 50,000-edge hub: 10.4 ms against 0.5). ``_HUB``
-# finds such a source by probing its ``:cap``-th out-edge.
+# into |ids| x |types| x |ids| probes), except for a source with at least ``:cap`` (|ids| x |types|)
+# out-edges, an admitted hub: its edges are sought pair by pair, |types| x |ids| probes, so its
+# out-edges are never all read. ``_HUB`` finds such a source by probing its ``:cap``-th out-edge.
 _HUB = (
     "EXISTS (SELECT 1 FROM edges c WHERE c.tenant_id = :scope_tenant AND c.from_node_id = f.value"
     " LIMIT 1 OFFSET :cap - 1)"
@@ -138,8 +140,7 @@ CLUSTER_MEMBERSHIPS = (
     + " AND "
     + sql_visible("mn")
     + "),"
-    # each cluster's visible members counted once, not once per member asked about (a 20,000-member
-    # cluster with 20 of its members among the hits: 20 counts of 20 ms each)
+    # each cluster's visible members counted once, not once per member asked about
     " s AS MATERIALIZED (SELECT d.cluster_id,"
     " (SELECT count(*) FROM edges me INDEXED BY edges_by_target CROSS JOIN nodes x"
     "   ON x.tenant_id = me.tenant_id AND x.node_id = me.from_node_id"
@@ -160,16 +161,14 @@ class OneRowRead(NamedTuple):
     """A read whose rows come back as one row, and the statement that reads them one by one.
 
     ``one_row_sql`` returns a JSON array holding, per row of ``rows_sql``, the array of its columns.
-    Python's ``sqlite3`` releases the GIL around every step of a statement, one per row, and takes it
-    back after: with concurrent searches in threads each of those waits for the GIL. A search reading
-    its 200 rows one by one spent about 50% more CPU with 8 searches in threads on 2 cores (0.76-0.77x
-    the throughput of one at a time); one row per statement: 0.88-0.91x (session 31, 1k nodes).
+    Python's ``sqlite3`` releases the GIL around every step of a statement, one per row, so concurrent
+    searches in threads wait for the GIL once per row; one row per statement waits once.
 
     The columns brain-graph writes hold text, integers and NULL, which JSON gives back as they are (a
     REAL, which none of them holds, would keep 15 significant digits). Whatever the array cannot carry
-    is read with ``rows_sql``, as before: an array longer than SQLite's longest string, a BLOB, text
-    that is not UTF-8, a number JSON cannot spell. The reads of texts and passage heads stay row by
-    row (a few rows each, whose long strings JSON would escape twice)."""
+    is read with ``rows_sql``: an array longer than SQLite's longest string, a BLOB, text that is not
+    UTF-8, a number JSON cannot spell. The reads of texts and passage heads stay row by row (a few rows
+    each, whose long strings JSON would escape twice)."""
 
     one_row_sql: str
     rows_sql: str
@@ -356,7 +355,7 @@ class EmbeddedStore:
             [(file_version, older_writer, tenant_version)] = self._rows(
                 db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id}
             )
-            file_token = f"{file_version}/{older_writer}"  # an older writer's token makes the whole file stale
+            file_token = f"{file_version}/{older_writer}"  # a token of a writer keying data_version alone: all stale
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
             cache = self.vector_cache if self.vector_cache is not None else shared_cache()
             file_key = self._file_key()

@@ -27,18 +27,17 @@ identity recorded, tenants dropped by profile; see :mod:`~brain_graph.stores.emb
 query reads both tokens in the same read transaction as any vectors it loads, and matrices are keyed
 by (file, file token, tenant token, tenant, profile), so a write by another
 :class:`~brain_graph.stores.embedded.EmbeddedStore` or another process is seen by the next query,
-and a write to one tenant leaves the other tenants' matrices in the cache (a one-node write to a
-small tenant made the next search of a 200,000-node tenant read its vectors again: 2.1 s instead of
-35 ms). Matrices of an older file token of the same file, or of an older tenant token of the same
-tenant, are dropped when a newer one is seen.
+and a write to one tenant leaves the other tenants' matrices in the cache. Matrices of a superseded
+file token of the same file, or tenant token of the same tenant, are dropped when a newer one is seen.
 
 Memory: matrices live in one process-wide LRU (:func:`shared_cache`) bounded by bytes
 (``BRAIN_GRAPH_VECTOR_CACHE_MB``; by default a quarter of the memory the process may use, at least
-512 MB: :func:`~.memory.default_cache_mb`): about ``rows * (4 * dimension + 100)`` bytes per matrix,
-e.g. 43 MB for the 19,806 work-item vectors (512 dimensions) of one tenant of the 100k-node benchmark,
-64 MB with its doc vectors. A matrix that does not fit the budget beside the matrices its query already
-holds is built for that query and not kept (each such query reads its vectors again; scoring named
-nodes then reads those nodes' rows only); ``0`` disables caching.
+512 MB: :func:`~.memory.default_cache_mb`): about ``rows * (4 * dimension + 100)`` bytes per matrix.
+A matrix that does not fit the budget beside the matrices its query already holds is built for that
+query and not kept (each such query reads its vectors again; scoring named nodes then reads those
+nodes' rows only); ``0`` disables caching.
+
+Design notes and measurements: docs/internals/embedded-store.md.
 """
 
 from __future__ import annotations
@@ -98,10 +97,8 @@ def row_dots(rows: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> 
     """Each row's float32 dot product with ``vector``: one BLAS matrix-vector product, outside the GIL.
 
     BLAS may use several threads (OpenBLAS: one per core unless ``OPENBLAS_NUM_THREADS`` says
-    otherwise), the lowest latency for one search at a time (measured at 100k nodes on 2 cores: 24 ms
-    per search, against 28 ms for ``np.vecdot`` on the calling thread). Its threads spin for a while
-    after each call, so with concurrent searches set ``OPENBLAS_NUM_THREADS=1`` (8 concurrent searches:
-    42 per second against 36 with two BLAS threads)."""
+    otherwise), the lowest latency for one search at a time. Its threads spin for a while after each
+    call, so with concurrent searches ``OPENBLAS_NUM_THREADS=1`` gives the higher throughput."""
     return rows @ vector
 
 
@@ -349,8 +346,7 @@ class VectorCache:
     ) -> VectorMatrix:
         """The matrix of ``key``, loaded with ``load()`` when not held; kept if it fits the budget
         without evicting the matrices ``in_use`` (those the same query holds: a query needing more
-        than the budget keeps the first ones, instead of each load evicting the one before and every
-        query reading all of them again)."""
+        than the budget keeps the first ones, so later queries read only the others again)."""
         with self._lock:
             entry = self._held(key)
             if entry is not None:

@@ -129,10 +129,10 @@ def _transaction(path: Path, tenants: Iterable[str] | None = None) -> Iterator[s
     try:
         connection.execute("BEGIN IMMEDIATE")
         yield connection
-        connection.execute(BUMP_DATA_VERSION)  # readers of older versions: all they cached is stale
-        connection.execute(MARK_DATA_VERSION_SEEN)  # stored by a writer of this version
+        connection.execute(BUMP_DATA_VERSION)  # readers keying on data_version alone: all they cached is stale
+        connection.execute(MARK_DATA_VERSION_SEEN)  # stored by a writer of per-tenant tokens
         if tenants is None:
-            connection.execute(BUMP_FILE_VERSION)  # readers' cached vectors of the file are now stale
+            connection.execute(BUMP_FILE_VERSION)  # readers' cached vectors of the file are stale
         else:
             connection.execute(BUMP_TENANT_VERSIONS, (json.dumps(sorted(set(tenants))),))
         connection.execute("COMMIT")

@@ -5,109 +5,15 @@ as :class:`~brain_graph.core.errors.BackendUnavailableError` naming ``neo4j`` or
 ``timeout_s`` (:class:`Neo4jWeaviateSettings`, ``BRAIN_GRAPH_BACKEND_TIMEOUT``). The Neo4j half is
 :mod:`brain_graph.stores.neo4j_weaviate.neo4j`, the Weaviate half :mod:`brain_graph.stores.neo4j_weaviate.weaviate`.
 
-Generations
-    A tenant's data is one *generation*: its nodes in Neo4j carry ``generation``, its vectors live in
-    the Weaviate tenant ``tenant_name(tenant, generation)``, and the pointer
-    ``(:BrainTenant {tenantId, generation})`` names the generation searches see. A search queries the
-    Weaviate tenant of the generation this process last saw for the tenant, and its first Neo4j
-    statement checks that against the pointer (redoing the search when it is stale), so a search
-    that starts after a load, apply or drop returned sees only its result; every Neo4j read joins the
-    pointer itself. A search that runs while a load flips may combine two generations.
+A tenant's data is one generation (its Neo4j nodes and one Weaviate tenant), and the Neo4j pointer
+``(:BrainTenant {tenantId, generation})`` names the one searches see. A replace-load stages a new
+generation in both stores and flips the pointer in one transaction, so a load that fails before the
+flip changes nothing searches see; a change (:meth:`Neo4jWeaviateBackend.apply`) is all or nothing
+across both stores: one Neo4j transaction, committed after the Weaviate writes, which are undone when
+it fails. A search sends Neo4j ``D + 1`` statements and Weaviate ``P`` requests (expansion depth ``D``,
+``P`` profiles), whatever ``topK`` and the number of hits.
 
-Loading (:meth:`Neo4jWeaviateBackend.load`)
-    1. :func:`~brain_graph.stores.write_checks.check_load`, the embedder-identity rule
-       (:func:`~brain_graph.stores.identity.profile_conflict`) and the edges' ends (an end not among the
-       loaded nodes must be a node of the tenant's current generation) are checked: a refused load writes
-       nothing.
-    2. A replace-load takes a fresh generation per tenant and writes its nodes (then the copies of its
-       vectors on them, :mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`) and edges to Neo4j and,
-       at the same time (one thread), its vectors to Weaviate, in bounded batches, all invisible to
-       searches; both writes end before the flip, and the first error (the graph's, when both fail)
-       is raised.
-    3. The flip: ONE small Neo4j transaction moves every loaded tenant's pointer to its new generation,
-       only if that is newer than the current one (a slower, older load never hides a newer one).
-    4. Clean-up: every generation older than the current one is deleted from both stores (Weaviate
-       tenants, then Neo4j nodes in batches); leftovers of crashed loads go at the same time, and so do
-       (once per tenant) nodes and Weaviate tenants written before generations existed.
-    A replace-load that fails or is killed before the flip changes nothing searches see; after the
-    flip, searches see the new data, and what a failed clean-up left is removed by the next load of the
-    tenant. A load overtaken by a newer one (its flip refused) removes its own generation and returns:
-    the newer data stays. So does a load a drop of its tenant overtook (the drop leaves a tombstone
-    pointer, see :meth:`Neo4jWeaviateBackend.drop_tenants`), even when the drop deleted the Weaviate
-    tenant it was writing: the other tenants' vectors are then written again. Generations newer than
-    the current one are never deleted. A merge-load
-    (``replace=False``) upserts into the current generation (a tenant without one is loaded as by a
-    replace-load): idempotent, but not atomic (searches may see part of it while it runs). Exception:
-    a load that changes a profile's embedder identity re-indexes that profile before writing (a new
-    dimension recreates the Weaviate collection), so a failure after that point leaves the profile's
-    vectors incomplete until the load is run again.
-
-Incremental changes (:meth:`Neo4jWeaviateBackend.apply`), all or nothing across both stores
-    1. :func:`~brain_graph.stores.write_checks.check_changes` (the records as a load checks them; no node both
-       upserted and deleted), then the embedder-identity rule for a change: a profile whose identity
-       differs from the recorded one is refused (:func:`~brain_graph.stores.identity.identity_change_refused`),
-       a profile without one gets its collection (recording it; kept even when the change then fails).
-    2. ONE explicit Neo4j transaction (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.changes`) locks the changed
-       tenants' pointers and writes into each tenant's current generation (a tenant with upserts and none
-       gets a fresh one, made current by this transaction's commit): edges deleted, nodes DETACH
-       DELETEd, nodes MERGEd with every field SET, edges MERGEd; an edge whose ends are not both nodes
-       then refuses the whole change (rolled back, nothing written anywhere); then the copies of the
-       change's vectors on their nodes are set (upserted) or removed (deleted).
-    3. Weaviate (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.changes`): the objects the change touches (its
-       vectors, and a deleted node's vectors in EVERY collection) are read with their vectors and
-       properties, then deleted / upserted. If a Weaviate write fails, the objects read are put back
-       (those the change created are deleted) and the Neo4j transaction is rolled back.
-    4. The Neo4j transaction commits last; if the commit fails, Weaviate is restored as in 3. A
-       restore that fails itself is reported in the message of the original error (Weaviate may then
-       hold part of the change; a commit whose outcome is unknown, e.g. a connection lost during it, is
-       treated as failed). A process killed between its Weaviate writes and the commit restores nothing:
-       Weaviate keeps the change's vectors (some perhaps out of its vector index) and the nodes the
-       copies they had; the next ``brain-graph index`` finds both (its vector states) and writes those
-       vectors anew. After the commit, a new tenant's older leftovers are cleaned up as after a
-       load. Concurrent changes of a tenant queue on its pointer's lock. Searches may see the vectors
-       of a change shortly before its graph.
-    Round trips (batches of 2,000 rows per Cypher statement; ``T`` targets = pairs of collection and
-    Weaviate tenant touched, ``C`` collections): Weaviate ``1`` (profile metadata, when the change has
-    profiles or touches vectors) ``+ 1`` per collection created; Neo4j ``1`` (pointers) + one statement
-    per batch of deleted edges (per type), deleted nodes, nodes, edges (per type), the vectors' nodes
-    (their filters) and nodes whose vector copies change; Weaviate one read per target and 10,000 node
-    ids (concurrent; a deleted node makes ``C`` targets of its tenant), then one delete per target and
-    10,000 ids and one insert per target and 1,000 objects. An empty change sends nothing.
-
-Write-side reads (:class:`Neo4jWeaviateIndexStore`): ``tenants``, ``node_page`` (an index range in
-id order), ``count_nodes`` and ``get_records`` are one Neo4j statement each; ``vector_states`` is Neo4j
-``1`` (the generation, and the hashes of the copies on the nodes where searches trust them) + Weaviate
-one request per 5,000 objects (cursor) or per 10,000 given ids, then one per 10,000 objects found
-(which of them a vector search reaches, :mod:`.weaviate.states`);
-``recorded_profiles`` one Weaviate request.
-
-Round trips of one search (warm profile and generation caches; ``P`` queried profiles, expansion
-depth ``D``, hits found, no early stop of the expansion), through :class:`~brain_graph.stores.base.SearchReads`
-(:mod:`brain_graph.stores.neo4j_weaviate.search_reads`): Weaviate ``P`` (the searches, concurrent), then
-Neo4j ``1`` (:func:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.seeds`: the generation check, the hits' metadata,
-the first hop's links and the vector copies of the nodes they reach), then for each hop after the
-first Neo4j ``1`` (:func:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.hop`: the frontier's links and the copies
-of the nodes they reach), then Neo4j ``1`` (:func:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.context`:
-metadata of the nodes the expansion added, edges among the admitted nodes, cluster memberships,
-passage texts). So Neo4j ``D + 1`` (``2`` at depth 0) and Weaviate ``P``: at depth 1 with two
-profiles 2 statements and 2 requests in three rounds (before the copies: 2 and 4 in four; before
-issue 13: 8 and 4). A hop needs the similarity of the nodes it reaches, which are not search hits,
-to decide which of them it admits: it comes from the copies of the vectors on the Neo4j nodes
-(:mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`) where they count (see VECTOR COPIES in
-:mod:`brain_graph.stores.neo4j_weaviate.neo4j.cypher`); where they do not (a generation written before copies
-existed, a profile dropped since, a merge-load of vectors), each hop takes Weaviate ``P`` more (the
-new nodes' similarity, concurrent). None of it
-depends on ``topK`` or on the number of hits. The first search of a tenant in a process reads its
-generation first (Neo4j ``1`` more); a search whose cached generation is stale (the first after a
-load, apply or drop) takes Weaviate ``P`` + Neo4j ``1`` more (see the guarantee in
-:mod:`brain_graph.stores.neo4j_weaviate.search_reads`). Neo4j statements run on
-a per-thread READ session (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.client`).
-Single reads: :meth:`~CurrentGenerationIndex.query` and :meth:`~CurrentGenerationIndex.similarity`
-take Neo4j ``1`` (the generation) then Weaviate ``P`` (concurrent; the pipeline scores at most 10,000
-ids per hop, one request per profile), nothing without queries or ids; every
-:class:`~brain_graph.stores.neo4j_weaviate.neo4j.graph.Neo4jGraphStore` read, ``links`` included (degrees and links of
-the whole frontier), takes Neo4j ``1``.
-:meth:`Neo4jWeaviateBackend.round_trips` reads the counters.
+Steps, failure cases and round trips of every operation: docs/internals/neo4j-weaviate-backend.md.
 """
 
 from __future__ import annotations
@@ -330,9 +236,10 @@ class Neo4jWeaviateBackend:
         *,
         replace: bool,
     ) -> None:
-        """Check, stage, flip, clean up (see the module docstring). With ``replace`` the tenants of
-        ``nodes`` get a new generation; every other loaded tenant is upserted into its current
-        generation (or gets a new one when it has none). Nothing is written before every check passed."""
+        """Check, stage, flip, clean up (docs/internals/neo4j-weaviate-backend.md). With ``replace`` the
+        tenants of ``nodes`` get a new generation, visible only once all of it is written; every other
+        loaded tenant is upserted into its current generation (or gets a new one when it has none).
+        Nothing is written before every check passed."""
         check_load(nodes, edges, vectors, profiles)
         generations, fresh = self._plan(nodes, edges, vectors, replace=replace)
         self._check_ends(nodes, edges, generations)
@@ -354,7 +261,7 @@ class Neo4jWeaviateBackend:
             except BrainGraphError as error:
                 self._write_past_drops(error, vectors, profiles, generations, fresh)
         flips = self.generations.flip(generations, clocks)
-        for tenant, generation in generations.items():  # no pointer: dropped by an older version meanwhile
+        for tenant, generation in generations.items():  # no pointer: deleted by a drop that left no tombstone
             flips.setdefault(tenant, Flip(None, False, generation))
         self.clean_up(flips)
 
@@ -412,7 +319,8 @@ class Neo4jWeaviateBackend:
     # -- incremental changes ---------------------------------------------------------------------
 
     def apply(self, changes: ChangeSet) -> None:
-        """Check, then write into the current generations, all or nothing (see the module docstring)."""
+        """Check, then write into the current generations, all or nothing across both stores
+        (docs/internals/neo4j-weaviate-backend.md)."""
         check_changes(changes)
         if not changes:
             return

@@ -15,6 +15,8 @@ has no data. A replace-load writes a new generation (:data:`TAKE_GENERATIONS`), 
 
 Visibility is :func:`brain_graph.stores.access.cypher_visible` (the access rule in Cypher, with the
 parameters of :func:`~brain_graph.stores.access.cypher_params`).
+
+Design notes and measurements: docs/internals/neo4j-statements.md.
 """
 
 from __future__ import annotations
@@ -29,25 +31,22 @@ LABEL = "BrainNode"
 MEMBERSHIP: LiteralString = f"[:{check_edge_type(IN_CLUSTER)}]"
 
 # The index every lookup of a node by id seeks (``USING INDEX SEEK <var>:`` + this): the node key,
-# nodeId first. With tenantId and generation first, a seek hint could be met by seeking the whole
-# (tenantId, generation) range and filtering the ids afterwards, and the planner chose that when its
-# statistics made a generation look small (seen on CONTEXT at 10k nodes: all 5,000 nodes of the
-# tenant read to find 69 ids). A range of the leading property alone is a scan of the whole index,
-# which a SEEK hint rules out: the ids are always the seek.
+# nodeId first, so a seek hint can only be met by seeking the ids (a range of the leading property
+# alone would be a scan, which the hint rules out), never a whole (tenantId, generation) range.
 NODE_KEY: LiteralString = "BrainNode(nodeId, tenantId, generation)"
 
 
 # -- schema ----------------------------------------------------------------------------------
 
 SCHEMA: tuple[LiteralString, ...] = (
-    # (tenantId, nodeId) was the key before generations; nodes of two generations share a nodeId.
+    # A (tenantId, nodeId) key cannot hold: nodes of two generations share a nodeId.
     "DROP CONSTRAINT brain_node_key IF EXISTS",
     "CREATE CONSTRAINT brain_tenant_key IF NOT EXISTS FOR (t:BrainTenant) REQUIRE t.tenantId IS UNIQUE",
     "CREATE CONSTRAINT brain_profile_epoch_key IF NOT EXISTS FOR (e:BrainProfileEpoch) REQUIRE e.profileId IS UNIQUE",
     # One copies clock: concurrent first drops must not MERGE two (reads would pick either).
     "CREATE CONSTRAINT brain_copies_clock_key IF NOT EXISTS FOR (c:BrainCopiesClock) REQUIRE c.key IS UNIQUE",
-    # The node key, nodeId first (see NODE_KEY); it replaces the (tenantId, generation, nodeId) key,
-    # dropped once this one exists, so uniqueness is enforced throughout.
+    # The node key, nodeId first (see NODE_KEY); a (tenantId, generation, nodeId) key is dropped only
+    # once this one exists, so uniqueness is enforced throughout.
     "CREATE CONSTRAINT brain_node_id_key IF NOT EXISTS "
     "FOR (n:BrainNode) REQUIRE (n.nodeId, n.tenantId, n.generation) IS UNIQUE",
     "DROP CONSTRAINT brain_node_generation_key IF EXISTS",
@@ -82,8 +81,8 @@ CURRENT_GENERATION: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId})
 # The switch: each pointer moves to the row's generation only if that is newer (monotonic, so a slow
 # load never hides a newer one) and was taken after the tenant's last drop (``droppedThrough``: a load
 # a drop overtook is not made visible), in one transaction for all tenants of a load. Returns the
-# generation now current (null: dropped), whether data from before generations may remain, and the
-# last generation a drop covered.
+# current generation after it (null: dropped), whether legacy nodes (no ``generation``) may remain,
+# and the last generation a drop covered.
 # A pointer that moves also records when its generation's vector copies started (``row.clock``, see
 # VECTOR COPIES below); one that stays keeps its own.
 FLIP: LiteralString = (
@@ -114,7 +113,7 @@ DELETE_OLDER: LiteralString = (
     "WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deleted"
 )
 
-# Nodes written before generations existed (no ``generation``): invisible, removed once per tenant.
+# Legacy nodes (no ``generation`` property): invisible, removed once per tenant.
 DELETE_LEGACY: LiteralString = (
     "MATCH (n:BrainNode) USING INDEX n:BrainNode(tenantId) "
     "WHERE n.tenantId = $tenantId AND n.generation IS NULL "
@@ -125,7 +124,7 @@ LEGACY_REMOVED: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId}) SET
 
 # A drop: the pointer stays as a tombstone (no current generation, ``nextGeneration`` kept, so numbers
 # are never taken twice) recording the last generation taken so far; the nodes of those generations
-# (and from before generations) are then deleted, never those of a load that took its generation after.
+# (and legacy nodes) are then deleted, never those of a load that took its generation after.
 TOMBSTONE_POINTERS: LiteralString = (
     "MATCH (t:BrainTenant) WHERE t.tenantId IN $tenants "
     "SET t.generation = null, t.droppedThrough = coalesce(t.nextGeneration, 0), t.legacyRemoved = true "
@@ -213,11 +212,11 @@ def load_edges(edge_type: str, *, fresh: bool) -> str:
 # - dropping a profile's vectors (a profile drop, a re-index, a new embedder identity) moves the clock
 #   and stamps the profile with it (``droppedAt``), before and after, and a profile's copies count
 #   only in a generation whose record is at least its stamp.
-# Without a record (a generation written before copies existed, or one of the cases above) the hop is
-# scored by Weaviate, as before; the next replace-load of the tenant trusts copies again.
+# Without a record (one of the cases above, or a generation that has no copies) the hop is scored by
+# Weaviate; the next replace-load of the tenant trusts copies again.
 # A writer killed between its Weaviate writes and its commit clears nothing: the indexer finds the
 # copies apart from the Weaviate objects (COPY_STATES: a copy missing, or made from another content
-# hash) and writes those vectors anew.
+# hash) and writes those vectors anew. The design: docs/internals/neo4j-weaviate-backend.md.
 
 COPIES_PREFIX: LiteralString = "vector:"  # a copy's float32 bytes
 SECURED_PREFIX: LiteralString = "vectorSecured:"  # the vector's own secured flag (the Weaviate object's)
@@ -229,7 +228,7 @@ def copy_states(nodes: LiteralString) -> LiteralString:
     """The tenant's current generation, whether the copies of ``$profileId`` count in it (as a search
     decides, :data:`COPIED_PROFILES`) and, when they do, ``[nodeId, hash]`` of each node of the
     ``nodes`` clause (a MATCH of ``n`` in generation ``g``) that holds a copy of that profile (hash
-    null: a copy written before copies had one). One row; none without a pointer."""
+    null: a copy without a content hash). One row; none without a pointer."""
     return (
         "MATCH (t:BrainTenant {tenantId: $tenantId}) OPTIONAL MATCH (e:BrainProfileEpoch {profileId: $profileId}) "
         "WITH t, t.generation AS g, coalesce(t.vectorCopiesGeneration = t.generation "
@@ -274,7 +273,7 @@ SET_LOAD_COPIES: LiteralString = (
 # The pointers of the changed tenants, write-locked for the transaction (the first SET takes the lock
 # before the generation is read, so concurrent changes of a tenant queue here), with the generation the
 # change goes to: the current one, or for a tenant with upserts and no current generation a fresh one,
-# made current right here (``fresh``: the flip is this transaction's commit; before it, reads see the
+# made current right here (``fresh``: the flip is this transaction's commit; until then, reads see the
 # tenant without data). A tenant with deletions only and no pointer gets none. This is the only
 # statement of the transaction that touches pointers: a second one (a separate flip) deadlocks with a
 # concurrent change queued on the lock. A fresh generation records the copies clock read here, before
@@ -306,9 +305,8 @@ def _row_node(var: LiteralString, node_id: LiteralString) -> LiteralString:
 def delete_edges(edge_type: str) -> str:
     """DELETE of edges of one type matched by their ends (type validated, then interpolated). Both ends
     are sought by the node key, then the edge between them in a subquery importing both, so it is an
-    expansion into the two nodes, checked from the end with fewer edges: expanding from the source
-    read all its edges of the type (20,519 database hits to delete one edge of a node with 10,000 of
-    them), and after a plain ``WITH a, b`` the planner still chose to expand one end and hash-join."""
+    expansion into the two nodes, checked from the end with fewer edges: a hub's edges of the type are
+    never all read to delete one of them."""
     safe = check_edge_type(edge_type)
     return (
         "UNWIND $rows AS row "
@@ -340,10 +338,8 @@ NODE_FILTERS: LiteralString = (
 
 # -- reads -----------------------------------------------------------------------------------
 # Every read joins the tenant's pointer, then enters the graph through the node key (NODE_KEY) with
-# a USING INDEX SEEK hint, so the plan never depends on statistics: a
-# plan cached while the database was empty would otherwise scan the index for every row (measured:
-# 7.5 s instead of 0.15 s for 1,000 edges), and the planner may scan a whole tenant for a frontier
-# lookup. Then it expands, keeping to the same generation.
+# a USING INDEX SEEK hint, so the plan never depends on index statistics (a plan cached on an empty
+# database, or made from stale statistics, would scan). Then it expands, keeping to the same generation.
 
 TENANT: LiteralString = "MATCH (t:BrainTenant {tenantId: $tenantId}) "
 
@@ -375,10 +371,8 @@ GET_TEXTS: LiteralString = (
 
 def passage_source(var: LiteralString) -> LiteralString:
     """``[nodeId, nodeType, heads, text]`` of node ``var`` for passages: its stored heads when usable
-    (this encoding, and not ``$wholeTexts``) and no text, else no heads and its text. (Checking that
-    the heads were made of the text stored now, ``size(text)``, would read the text on the server:
-    219 ms instead of 37 for 20 cited 5 MB texts; see the upgrade note in
-    :mod:`brain_graph.core.passage_heads`.)"""
+    (this encoding, and not ``$wholeTexts``) and no text, else no heads and its text. The text is never
+    read to check the heads against it (see :mod:`brain_graph.core.passage_heads`)."""
     usable = f"{var}.heads IS NOT NULL AND NOT $wholeTexts AND {var}.heads STARTS WITH $headsPrefix"
     return (
         f"[{var}.nodeId, {var}.nodeType, CASE WHEN {usable} THEN {var}.heads END, "
@@ -393,12 +387,11 @@ GET_PASSAGE_HEADS: LiteralString = (
 
 # Edge types: the statements that follow edges are made for a search's sorted, distinct edge types,
 # which are validated (check_edge_type) and written into their patterns (:func:`rel_types`), so a node
-# is expanded over those types only: a person with 10,000 ASSIGNED_TO edges that a search does not
-# follow cost 41,103 database hits in SEEDS when the pattern was untyped and ``type(r)`` was filtered
-# after the expansion, 1,133 without those edges. The hub tests read degrees from the store, never
-# expanding: first the degree of all types (one read, an upper bound), then, only when that is too
-# high, the degree of the types. ``type(r) IN $edgeTypes`` stays (the parameter is the list the
-# pattern was made of). Neo4j caches a plan per statement, so per set of edge types a search uses.
+# is expanded over those types only: edges of types a search does not follow are never read. The hub
+# tests read degrees from the store, never expanding: first the degree of all types (one read, an
+# upper bound), then, only when that is too high, the degree of the types. ``type(r) IN $edgeTypes``
+# stays (the parameter is the list the pattern was made of). Neo4j caches a plan per statement, so per
+# set of edge types a search uses.
 STATEMENTS_CACHED = 256  # statements kept per kind (sets of edge types)
 
 
@@ -414,9 +407,8 @@ def rel_types(edge_types: tuple[str, ...]) -> str:
 # expansion; an upper bound of its degree) cannot be a hub: its edges are expanded once, giving its
 # links and its exact degree. Any other node's degree is first counted no further than
 # ``$maxDegree + 1`` (DISTINCT then LIMIT stream: a hub's edges are not all read), and only a node of
-# at most ``$maxDegree`` is then expanded for its links: a hub is counted, never collected. (Counting
-# first for every node read each neighbour's properties twice: SEEDS 4.9-5.9 ms against 4.6-4.7 now,
-# HOP at depth 2 9.4-9.9 against 8.9, replayed at 1k.) The neighbour pattern has no label, so no index
+# at most ``$maxDegree`` is then expanded for its links: a hub is counted, never collected (a small
+# node skips the count, which would read each neighbour twice). The neighbour pattern has no label, so no index
 # applies to it and the plan expands from the frontier node (with ``:BrainNode`` the planner seeks
 # every node of the tenant and joins); the tests are UNWINDs of a list that is empty unless they
 # hold, which the planner cannot move after the expansion.
@@ -470,22 +462,18 @@ def edges_within(nodes: str, edge_types: tuple[str, ...]) -> str:
     it. The degrees it tests are read from the store (``getDegree``), never expanded.
 
     The far end is tested by identity (``b IN nodes``), not by its properties: the list holds only
-    nodes of the tenant's current generation, and no property is read (against ``b.nodeId IN ids``
-    plus tenant and generation: 2,635 instead of 3,819 database hits for CONTEXT at 70 ids, 34,159
-    instead of 53,614 at 1,000, and a third less time and memory). ``b`` has no label: with
-    ``:BrainNode`` the planner seeks every ``b`` and hash-joins, and each row of that join holds the
-    outer row's lists, so the statement's memory grew with the square of the ids (CONTEXT: 58 MiB at
-    200 ids, over the server's 717 MiB transaction limit at 700).
+    nodes of the tenant's current generation, and no property is read. ``b`` has no label: with
+    ``:BrainNode`` the planner seeks every ``b`` and hash-joins, whose memory grows with the square of
+    the ids.
 
     A source with at least |nodes| x |types| out-edges in the store (all types: one read of its
-    degree per source, an upper bound of its out-edges of ``edge_types``; the typed count read one
-    degree per type), an admitted hub, is joined to each other ``b`` of the list, which Neo4j checks
-    from the end with fewer edges, so the hub's out-edges are never all read (a 20,000-edge hub among
-    51 ids: 29,263 database hits when expanded, 1,560 so). Both ways give the same edges; the test
-    only chooses the cheaper. A hub's self-loops, found by their count (out + in - either direction,
-    of ``edge_types``), are read only when it has one: matching a node to itself reads all its edges.
-    The hub tests are UNWINDs of a list that is empty unless the test holds, which the planner cannot
-    move after the expansion."""
+    degree per source, an upper bound of its out-edges of ``edge_types``), an admitted hub, is joined
+    to each other ``b`` of the list, which Neo4j checks from the end with fewer edges, so the hub's
+    out-edges are never all read. Both ways give the same edges; the test only chooses the cheaper.
+    A hub's self-loops, found by their count (out + in - either direction, of ``edge_types``), are
+    read only when it has one: matching a node to itself reads all its edges. The hub tests are
+    UNWINDs of a list that is empty unless the test holds, which the planner cannot move after the
+    expansion."""
     types = rel_types(edge_types)
     hub = f"out >= size({nodes}) * size($edgeTypes)"
     loop = f"COUNT {{ (a)-[{types}]->() }} + COUNT {{ (a)<-[{types}]-() }} > COUNT {{ (a)-[{types}]-() }}"
@@ -515,8 +503,7 @@ def clusters_of(members: LiteralString) -> LiteralString:
 
     Neither the cluster nor the counted members carry a label in the pattern (as in :func:`linked`):
     with ``:BrainNode`` the planner may read the ``(tenantId, generation)`` index once per cluster and
-    join, which it chose right after a load, while the index statistics were stale (measured at 10k
-    nodes: 190,000 index rows per search, 263 ms instead of 12 ms, for minutes). Without a label only an
+    join (its choice while index statistics are stale, right after a load). Without a label only an
     expansion from the matched node is cheap, whatever the statistics."""
     return (
         seek("m", members) + "AND " + visible("m") + " MATCH (m)-" + MEMBERSHIP + "->(c) "
@@ -681,8 +668,8 @@ TENANTS_WITH_NODES: LiteralString = (
 
 # One page in id order: a range of the (tenantId, generation, sortKey) index read in its order, filtered
 # by type, stopped at the limit (no sort of the tenant). The planner reads the index in order only for
-# a SEEK in a subquery ordered by every property of the index (measured on 5.26: otherwise it sorts
-# the whole range, or scans the index of every tenant in order).
+# a SEEK in a subquery ordered by every property of the index (otherwise it sorts the whole range, or
+# scans the index of every tenant in order).
 NODE_PAGE: LiteralString = (
     TENANT + "CALL (t) { MATCH (n:BrainNode) USING INDEX SEEK n:BrainNode(tenantId, generation, sortKey) "
     "WHERE n.tenantId = $tenantId AND n.generation = t.generation AND n.sortKey > $after "

@@ -28,8 +28,8 @@ from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import latest, load_c
 WRITE_BATCH = 2000  # rows per statement of a change (:mod:`.changes`)
 LOAD_BATCH = 5000  # rows per statement (and transaction) of a load, at most
 # Characters of strings per load statement, at most (a statement holds at least one row, however
-# large): the server holds a statement's parameters several times over in its transaction memory (5,000 nodes
-# with 1,000-entry ACLs, 110 MB, went over a 717 MiB limit; measured in session 23).
+# large): the server holds a statement's parameters several times over in its transaction memory
+# (the numbers: docs/internals/neo4j-weaviate-backend.md, "Load batches").
 LOAD_BATCH_CHARS = 8_000_000
 LOAD_WRITERS = 2  # sessions a load writes on at once
 DELETE_BATCH = 5000
@@ -41,7 +41,7 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Flip:
     """A tenant's pointer after a flip: the ``current`` generation (None: the tenant was dropped),
-    whether nodes from before generations may remain (removed by the next clean-up), and the last
+    whether legacy nodes (no ``generation``) may remain (removed by the next clean-up), and the last
     generation a drop covered (0: never dropped)."""
 
     current: int | None
@@ -350,8 +350,8 @@ class Neo4jGenerations:
             deleted = int(self._client.commit(session, query, params)[0]["deleted"])
 
     def delete_older(self, tenant_id: str, flip: Flip) -> None:
-        """Delete a tenant's generations older than ``flip.keep_from`` (and, once, its nodes from before
-        generations), in batches of :data:`DELETE_BATCH` nodes."""
+        """Delete a tenant's generations older than ``flip.keep_from`` (and, once, its legacy nodes
+        without a generation), in batches of :data:`DELETE_BATCH` nodes."""
 
         def work(session: neo4j.Session) -> None:
             params = {"tenantId": tenant_id, "current": flip.keep_from, "batch": DELETE_BATCH}
@@ -370,7 +370,7 @@ class Neo4jGenerations:
         def work(session: neo4j.Session) -> None:
             records = self._client.commit(session, cypher.TOMBSTONE_POINTERS, {"tenants": sorted(set(tenants))})
             rows = [{"tenantId": record["tenantId"], "through": int(record["through"])} for record in records]
-            # a tenant without a pointer has only nodes from before generations (or none)
+            # a tenant without a pointer has only legacy nodes (or none)
             rows += [
                 {"tenantId": tenant, "through": 0} for tenant in sorted(set(tenants) - {r["tenantId"] for r in rows})
             ]
@@ -387,6 +387,6 @@ class Neo4jGenerations:
         return int(nodes), int(edges)
 
     def stored_generations(self, tenant_id: str) -> list[int]:
-        """Every generation of a tenant that has nodes stored (0: nodes from before generations)."""
+        """Every generation of a tenant that has nodes stored (0: legacy nodes without a generation)."""
         rows = self._client.read(cypher.STORED_GENERATIONS, {"tenantId": tenant_id})
         return sorted(int(row["generation"]) for row in rows)

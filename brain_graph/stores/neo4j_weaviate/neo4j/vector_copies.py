@@ -152,8 +152,8 @@ class CopiesClock:
             self._client.write(lambda s: self._client.commit(s, cypher.UNTRUST_COPIES, {"tenants": tenants}))
 
     def drop(self, profile_ids: Sequence[str]) -> None:
-        """Move the clock and stamp these profiles with it: their copies in every generation made
-        before no longer count. One statement, none without profiles."""
+        """Move the clock and stamp these profiles with it: their copies do not count in any generation
+        made before the stamp. One statement, none without profiles."""
         if profile_ids:
             params = {"profiles": sorted(set(profile_ids))}
             self._client.write(lambda s: self._client.commit(s, cypher.DROP_COPIES, params))
@@ -176,7 +176,7 @@ def changed_copies(
 class CopyStates:
     """What :func:`read_copy_states` read: the tenant's current generation (None: no data), whether the
     profile's copies count in it (a search trusts them), and then the content hash of each node's
-    copy by node id (None: a copy written before copies had one)."""
+    copy by node id (None: a copy without a content hash)."""
 
     generation: int | None
     counted: bool = False

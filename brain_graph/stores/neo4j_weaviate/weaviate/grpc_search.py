@@ -2,15 +2,13 @@
 on one channel, the replies decoded without building the client's Python objects (vectors as numpy
 arrays); insert batches built by :mod:`.writes` sent as they are.
 
-The client's query API turns each returned float of each vector into a Python float and each object
-into several Python objects; for a search that fetches a few hundred 512-dimensional vectors that was
-most of the client's CPU time. Here a search builds the ``SearchRequest`` messages itself
-(``weaviate.proto.v1``, the protocol the client speaks), sends them together on a synchronous channel
-(one round trip of wall time for all profiles, no event-loop hop) and reads the replies' raw
-``vector_bytes``. The first request of a batch is a blocking call on the calling thread and the others
-blocking calls on a small pool of reused threads: a gRPC future starts a new polling thread for every
-batch (measured on a 2-request batch at 1k nodes: 5.5 ms wall and 1.7 ms of CPU per batch as futures,
-4.7 ms and 1.3 ms this way).
+The client's query API builds a Python float per returned vector value and several Python objects
+per object. Here a search builds the ``SearchRequest`` messages itself (``weaviate.proto.v1``, the
+protocol the client speaks), sends them together on a synchronous channel (one round trip of wall
+time for all profiles, no event-loop hop) and reads the replies' raw ``vector_bytes``. The first
+request of a batch is a blocking call on the calling thread and the others blocking calls on a small
+pool of reused threads (a gRPC future would start a polling thread per batch). Why and how much it
+saves: docs/internals/weaviate.md.
 
 Bounds: every request carries the client's own deadline (``timeout_s``; an insert its longer one,
 :func:`~brain_graph.stores.neo4j_weaviate.weaviate.errors.insert_timeout_s`). The channel retries a

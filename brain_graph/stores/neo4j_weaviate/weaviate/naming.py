@@ -75,8 +75,8 @@ def tenant_id_of(base: str) -> str:
 
 
 def legacy_tenant_name(tenant_id: str) -> str:
-    """The Weaviate tenant of data loaded before generations (direct encoding up to 64 characters,
-    else ``__`` + 62 hex digits): removed by the first replace-load and by :meth:`drop_tenants`."""
+    """The legacy Weaviate tenant of a tenant id, without a generation (direct encoding up to 64
+    characters, else ``__`` + 62 hex digits): removed by the first replace-load and by :meth:`drop_tenants`."""
     name = _direct_tenant_name(tenant_id)
     return name if 0 < len(name) <= 64 else "__" + hashlib.sha256(tenant_id.encode("utf-8")).hexdigest()[:62]
 

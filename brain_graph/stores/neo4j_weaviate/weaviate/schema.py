@@ -5,9 +5,8 @@ Each profile's collection records in its description the JSON ``{"brainGraph": 1
 :func:`~brain_graph.stores.identity.check_query_matches`. Collections hold objects with the properties
 ``tenantId``, ``nodeId``, ``projectKey``, ``secured`` and ``acl`` (text[]; ``field`` tokenization so
 filters compare whole values), ``contentHash`` (text, not indexed: what the vector was made from, read
-by the indexer; added to collections created before it existed when they are next written, and read
-as "" from objects without it) and a self-provided vector; native multi-tenancy, tenants created on
-first write.
+by the indexer; added to a collection that lacks it when it is next written, and read as "" from
+objects without it) and a self-provided vector; native multi-tenancy, tenants created on first write.
 
 The metadata of every collection is read with one REST call (``list_all``) and cached: refreshed after
 this process writes, when a query names an unknown profile (at most once a second) and every
@@ -99,7 +98,7 @@ def _vector_config(kind: VectorIndexKind) -> Any:
 @dataclass
 class ProfileCache:
     """The recorded profiles and the brain-graph collections, as read at ``loaded_at``; ``hashless``
-    are the collections created before ``contentHash`` existed."""
+    are the collections without a ``contentHash`` property."""
 
     profiles: dict[str, ProfileIndexInfo]
     collections: set[str]
@@ -231,7 +230,7 @@ class WeaviateSchema:
         return changed
 
     async def _add_content_hash(self, client: Client, name: str, cache: ProfileCache) -> None:
-        """Give a collection created before ``contentHash`` existed that property (a collection another
+        """Give a collection without a ``contentHash`` property that property (a collection another
         process migrated meanwhile is left as it is)."""
         if name not in cache.hashless:
             return

@@ -4,10 +4,9 @@ tenants and collections removed.
 An insert batch is the gRPC ``BatchObjectsRequest`` the client's ``insert_many`` sends for the same
 objects (the same message, compared in ``tests/unit/test_weaviate_batch_request.py``), built in place
 by :func:`batch_request` and sent on the channel searches use
-(:meth:`~brain_graph.stores.neo4j_weaviate.weaviate.grpc_search.GrpcSearch.batch_objects`). The client's own
-conversion, property by property through its validation and a protobuf ``Struct`` per object, took
-about 150 µs of CPU per object: with 72,000 vectors, 11 s of a 100k-node load on a machine whose two
-cores the servers share. In place it takes about 30 µs.
+(:meth:`~brain_graph.stores.neo4j_weaviate.weaviate.grpc_search.GrpcSearch.batch_objects`), skipping the
+client's per-property conversion and validation (about five times the CPU per object; the numbers:
+docs/internals/weaviate.md).
 """
 
 from __future__ import annotations
