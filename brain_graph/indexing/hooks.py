@@ -33,7 +33,7 @@ from brain_graph.stores.base import (
     VectorKey,
     VectorRecord,
 )
-from brain_graph.stores.write_checks import check_changes, check_load
+from brain_graph.stores.write_checks import check_changes, checked_records
 
 NodeInput = NodeRecord | Mapping[str, Any]
 EdgeInput = EdgeRecord | Mapping[str, Any]
@@ -110,9 +110,8 @@ class GraphWriter:
         """Create or replace nodes (each as a whole) and, in the same change, edges among any nodes;
         vectors follow."""
         started = time.perf_counter()
-        records = node_records(nodes)
-        edge_list = edge_records(edges)
-        check_load(records, edge_list, [], [])  # before any embedding: a bad record costs nothing
+        # checked before any embedding (a bad record costs nothing), and marked so that apply does not check again
+        records, edge_list = checked_records(node_records(nodes), edge_records(edges))
         report = IndexReport(nodes=len(records))
         upserts: list[VectorRecord] = []
         deletes: list[VectorKey] = []

@@ -10,6 +10,7 @@ import pytest
 from brain_graph.core.errors import DatasetError
 from brain_graph.indexing.hooks import GraphWriter
 from brain_graph.pipeline.services import SearchServices
+from brain_graph.stores import write_checks
 from brain_graph.stores.embedded.store import EmbeddedStore
 
 IDS = ["a", "ab", "b"]
@@ -103,3 +104,23 @@ def test_a_node_given_twice_is_named_and_nothing_is_written(writer: GraphWriter)
     with pytest.raises(DatasetError, match=r"^node 'n01999' of tenant 't' is given twice$"):
         writer.upsert_nodes(nodes)
     assert _stored(writer) == IDS
+
+
+def test_a_hook_write_checks_each_record_once(writer: GraphWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[str] = []
+    real = write_checks._node_problem
+
+    def counted(node: Any) -> Any:
+        checked.append(node.node_id)
+        return real(node)
+
+    monkeypatch.setattr(write_checks, "_node_problem", counted)
+    writer.upsert_nodes(
+        [_node("c"), _node("d")], [{"tenantId": "t", "edgeType": "REFERENCES", "fromNodeId": "c", "toNodeId": "d"}]
+    )
+    assert checked == ["c", "d"]
+    assert "c" in _stored_ids(writer, ["c", "d"])
+
+
+def _stored_ids(writer: GraphWriter, ids: list[str]) -> list[str]:
+    return sorted(r.node_id for r in writer.services.backend.index_store.get_records("t", ids))
