@@ -12,7 +12,7 @@ from limits.errors import ConfigurationError as LimitsConfigurationError
 
 from brain_graph.core.errors import ConfigurationError, RateLimitedError
 
-DEFAULT_RATE_LIMIT = "60 per 60 seconds"  # seed 001: 60 requests / 60 s per principal
+DEFAULT_RATE_LIMIT = "60 per 60 seconds"  # 60 requests / 60 s per principal
 
 
 def parse_rate_limit(text: str) -> RateLimitItem | None:

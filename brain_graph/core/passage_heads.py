@@ -3,18 +3,15 @@
 
 An excerpt of at most :data:`HEAD_CHARS` characters needs no more (:func:`brain_graph.core.text.cut_excerpt`:
 the cut marker counts the characters left out, a code fence is longer than any backtick run of the
-code), so a search reads a bounded value however long a stored text is: a 5 MB document body cost a
-search 50 ms per citation to read and normalise before. Both stores keep the encoded heads
-(:func:`stored_heads`) next to the text of a node whose text fields together are longer than
-:data:`HEAD_CHARS`, and
-read them instead of the text when the deployment's excerpt limits allow (:func:`heads_suffice`);
-a node without them (short texts, or written by an older version) has its heads made from its text
-when it is read. The output is the same either way.
+code), so a search reads a bounded value however long a stored text is. Both stores keep the encoded
+heads (:func:`stored_heads`) next to the text of a node whose text fields together are longer than
+:data:`HEAD_CHARS`, and read them instead of the text when the deployment's excerpt limits allow
+(:func:`heads_suffice`); a node without them (short texts, or no heads stored) has its heads made from
+its text when it is read. The output is the same either way.
 
-Upgrading: a writer of a version before heads that rewrites a long text on Neo4j leaves the node's
-heads as they were (the embedded store's rows are replaced whole, heads included), and searches show
-the old text's excerpt until the node is written again by this version. Upgrade every process that
-writes before writing long texts again (or reload the tenant once after).
+Stored heads are trusted, never checked against the text: every process that writes must store
+heads, or a long text rewritten on Neo4j keeps its old heads (the upgrade rule and the measurements:
+docs/internals/passage-heads.md).
 """
 
 from __future__ import annotations

@@ -332,8 +332,7 @@ class SentenceTransformerEmbeddings(Embeddings):
     With ``independent`` (the default) every text is encoded in a forward pass of its own, so a document's
     vector is bit for bit the one it gets alone or as a query, whatever texts share its call. Batched
     passes (``independent=False``, ``batch_size`` texts each) change the last bits of a vector (~1e-7)
-    with its neighbours' lengths and count; they are about 2.5x faster on texts of a few words, about as
-    fast on texts of a hundred words and more.
+    with its neighbours' lengths and count; they are faster only on short texts (docs/internals/embedding.md).
     """
 
     def __init__(

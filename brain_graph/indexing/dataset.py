@@ -262,10 +262,10 @@ class Dataset(_Strict):
 def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection in the block (restored as it was after it), for a process that
     does nothing but load (the CLI): a load allocates millions of objects that all stay alive (parsed
-    JSON, records, vectors), which the collector would scan over and over for nothing, about a sixth
-    of a 100k-node load's time. Reference counting still frees everything else; a load makes no
-    reference cycles of its own. The library functions leave the collector alone: in a host process
-    (a server) other threads' cyclic garbage must not pile up for the length of a load."""
+    JSON, records, vectors), which the collector would scan over and over for nothing. Reference
+    counting still frees everything else; a load makes no reference cycles of its own. The library
+    functions leave the collector alone: in a host process (a server) other threads' cyclic garbage
+    must not pile up for the length of a load (docs/internals/loading.md)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
