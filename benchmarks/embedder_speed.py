@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.synthetic import synthetic_dataset
+from brain_graph import LexicalHashEmbeddings, default_profiles, example_dataset_path, read_dataset
 from brain_graph.embedding import lexical as embeddings
-from brain_graph.embedding.lexical import LexicalHashEmbeddings
-from brain_graph.embedding.profiles import default_profiles
-from brain_graph.indexing.dataset import embedding_text, example_dataset_path, read_dataset
+from brain_graph.indexing.dataset import embedding_text
 from tests.unit.test_lexical_speed_equivalence import _ReferenceEmbeddings
 
 

@@ -49,9 +49,8 @@ def peak_rss_mb() -> float:
 
 def load(path: Path, backend_name: str, store: Path | None) -> LoadResult:
     """Read, validate, embed and write ``path`` into the backend, replacing its tenants."""
-    from brain_graph.indexing.dataset import collector_paused, load_dataset, read_graph
-    from brain_graph.pipeline.services import SearchServices
-    from brain_graph.stores import build_backend
+    from brain_graph import SearchServices, build_backend, load_dataset
+    from brain_graph.indexing.dataset import collector_paused, read_graph
 
     backend = build_backend(backend_name, store_path=store) if store is not None else build_backend(backend_name)
     try:

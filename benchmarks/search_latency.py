@@ -52,14 +52,19 @@ from benchmarks import server_cpu
 from benchmarks.load import run_load
 from benchmarks.report import PeerRow, Row, latency, machine, peer_table, text_table, write_results
 from benchmarks.synthetic import write_graph
-from brain_graph.core.errors import BackendUnavailableError
-from brain_graph.embedding.profiles import ProfileRegistry, default_profiles
-from brain_graph.graphs.search import BrainSearchGraph as Graph
-from brain_graph.graphs.search import build_graph
+from brain_graph import (
+    BackendUnavailableError,
+    BrainSearchInput,
+    ProfileRegistry,
+    SearchServices,
+    StorageBackend,
+    build_backend,
+    build_graph,
+    default_profiles,
+)
+from brain_graph import BrainSearchGraph as Graph
 from brain_graph.indexing.dataset import embed_nodes, read_graph
-from brain_graph.pipeline.services import SearchServices
-from brain_graph.pipeline.state import BrainSearchInput
-from brain_graph.stores import StorageBackend, VectorRecord, build_backend
+from brain_graph.stores import VectorRecord
 
 RESULTS = Path(__file__).parent / "results"
 SMOKE_RESULTS = RESULTS / "smoke"  # not committed (.gitignore)

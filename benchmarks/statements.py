@@ -29,11 +29,8 @@ import neo4j
 
 from benchmarks.load import run_load
 from benchmarks.search_latency import SERVER, make_backend, prepare, servers_configured
-from brain_graph.embedding.profiles import default_profiles
-from brain_graph.graphs.search import build_graph
-from brain_graph.pipeline.services import SearchServices
-from brain_graph.pipeline.state import BrainSearchInput
-from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend, Neo4jWeaviateSettings
+from brain_graph import BrainSearchInput, Neo4jWeaviateBackend, SearchServices, build_graph, default_profiles
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
 from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 
 # The statements a search sends, by kind (made per set of edge types, as the search makes them).

@@ -51,11 +51,10 @@ from benchmarks.search_latency import (
     warm_up,
 )
 from benchmarks.server_cpu import server_pids
-from brain_graph.embedding.profiles import default_profiles
-from brain_graph.graphs.search import PIPELINE, BrainSearchGraph, compile_steps
+from brain_graph import BrainSearchGraph, BrainSearchInput, SearchServices, default_profiles
+from brain_graph.graphs.search import PIPELINE, compile_steps
 from brain_graph.pipeline.binding import Step, StepDeps
-from brain_graph.pipeline.services import SearchServices
-from brain_graph.pipeline.state import BrainSearchInput, BrainSearchState
+from brain_graph.pipeline.state import BrainSearchState
 
 PROFILES = RESULTS / "profiles"
 Timings = dict[str, list[tuple[float, float]]]  # step -> (wall ms, thread CPU ms) per search

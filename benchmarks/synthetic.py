@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from brain_graph.indexing.dataset import FORMAT_VERSION, Dataset
+from brain_graph import Dataset
+from brain_graph.indexing.dataset import FORMAT_VERSION
 
 TOPICS = {
     "auth": "token refresh session login oauth expiry credential rotation",

@@ -34,6 +34,7 @@ from brain_graph.core.errors import (
     InvalidRequestError,
 )
 from brain_graph.core.security import Principal
+from brain_graph.core.wire import GraphEdge, GraphNode, PromptPack, RagPassage, SearchEpisode, SearchHit
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, default_profiles
 from brain_graph.graphs.index import build_index_graph
@@ -43,6 +44,7 @@ from brain_graph.indexing.hooks import GraphWriter
 from brain_graph.indexing.indexer import Indexer
 from brain_graph.indexing.report import IndexReport
 from brain_graph.pipeline.config import build_services
+from brain_graph.pipeline.ranking import GraphScoring
 from brain_graph.pipeline.services import SearchLimits, SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, BrainSearchOutput, search_input
 from brain_graph.stores import AdminOperations, StorageBackend, build_backend, register_backend
@@ -87,6 +89,9 @@ __all__ = [
     "DatasetError",
     "EmbeddedStore",
     "EmbeddingProfile",
+    "GraphEdge",
+    "GraphNode",
+    "GraphScoring",
     "GraphWriter",
     "IndexReport",
     "Indexer",
@@ -95,6 +100,10 @@ __all__ = [
     "Neo4jWeaviateBackend",
     "Principal",
     "ProfileRegistry",
+    "PromptPack",
+    "RagPassage",
+    "SearchEpisode",
+    "SearchHit",
     "SearchLimits",
     "SearchServices",
     "StorageBackend",

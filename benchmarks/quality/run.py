@@ -40,15 +40,21 @@ from langchain_core.embeddings import Embeddings
 from benchmarks.quality import hotpotqa, musique
 from benchmarks.quality.minilm import DIMENSION, MiniLMEmbeddings, cache_file, versions
 from benchmarks.quality.paragraph_graph import CACHE_DIR, DOC, HERE, REFERENCES, Question, Sample
-from brain_graph.core.contracts import BrainSearchResult
+from brain_graph import (
+    BrainSearchGraph,
+    BrainSearchInput,
+    BrainSearchResult,
+    Dataset,
+    EmbeddedStore,
+    EmbeddingProfile,
+    GraphScoring,
+    SearchServices,
+    build_graph,
+    default_profiles,
+    load_dataset,
+)
 from brain_graph.core.scoring import SCORE_DECIMALS
-from brain_graph.embedding.profiles import EmbeddingProfile, default_profiles
-from brain_graph.graphs.search import BrainSearchGraph, build_graph
-from brain_graph.indexing.dataset import Dataset, embedding_text, load_dataset
-from brain_graph.pipeline.ranking import GraphScoring
-from brain_graph.pipeline.services import SearchServices
-from brain_graph.pipeline.state import BrainSearchInput
-from brain_graph.stores.embedded import EmbeddedStore
+from brain_graph.indexing.dataset import embedding_text
 
 BUDGETS = (5, 10, 20)
 DEPTHS = (0, 1, 2)

@@ -10,8 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from brain_graph import BrainSearchGraph, BrainSearchInput
-from brain_graph.core.wire import PromptPack, SearchHit
+from brain_graph import BrainSearchGraph, BrainSearchInput, PromptPack, SearchHit
 from examples.cortex.state import CortexState, Intent
 
 IDENTITY_ANSWER = (

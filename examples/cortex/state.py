@@ -9,8 +9,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from brain_graph import Principal
-from brain_graph.core.wire import GraphEdge, GraphNode, PromptPack, RagPassage, SearchEpisode, SearchHit
+from brain_graph import GraphEdge, GraphNode, Principal, PromptPack, RagPassage, SearchEpisode, SearchHit
 
 Intent = Literal["rag", "identity", "translate", "summarize", "rewrite"]
 
