@@ -473,8 +473,7 @@ def test_similarity_without_a_cached_matrix_reads_the_named_rows_only(tmp_path: 
 
 def test_a_query_needing_more_than_the_budget_keeps_its_first_matrices(tmp_path: Path) -> None:
     """A budget that holds one of the tenant's two matrices but not both: the query keeps the first and
-    builds the second for itself, so each later query reads one matrix, not both (each load used to
-    evict the other: every query read every matrix)."""
+    builds the second for itself, so each later query reads one matrix, not both."""
     rng = random.Random(31)
     vectors = tricky_table(rng, rows=200) + tricky_table(rng, profile=DOC, rows=200)
     store = EmbeddedStore(tmp_path / "store.sqlite3")
@@ -500,9 +499,9 @@ def store_rows(store: EmbeddedStore, sql: str, params: Mapping[str, Any]) -> lis
 
 
 def test_readers_and_writers_of_older_versions_see_every_write(tmp_path: Path) -> None:
-    """Versions before per-tenant tokens key their cache on meta.data_version alone: every write still
-    stores a new one (so their readers never keep stale rows, ACLs included), and a data_version this
-    version did not store (an older writer's) makes its readers read every tenant again."""
+    """Readers and writers without per-tenant tokens key their cache on meta.data_version alone: every
+    write stores a new one (so their readers never keep stale rows, ACLs included), and a data_version
+    no writer of per-tenant tokens stored makes this store's readers read every tenant again."""
     path = tmp_path / "store.sqlite3"
     reader, writer = EmbeddedStore(path), EmbeddedStore(path)
     reader.vector_cache = VectorCache(2**22)

@@ -1,8 +1,8 @@
 """A dataset a store could refuse is refused before the first write, on every backend: the previous
 data of the tenant (and of every other tenant) stays exactly as it was.
 
-The case that wiped a tenant on Neo4j + Weaviate: a lone surrogate (``"\\ud800"`` as a JSON escape)
-passed the dataset validation, the old data was deleted, then the driver failed to encode the text.
+A lone surrogate (``"\\ud800"`` as a JSON escape), which the Neo4j driver cannot encode, is one such
+value: the checks refuse it, the store never sees it (docs/internals/loading.md).
 """
 
 from __future__ import annotations

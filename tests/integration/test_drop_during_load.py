@@ -1,10 +1,7 @@
 """A drop that lands while a replace-load of the same tenant is writing (another client, between the
 load taking its generation and its flip) acts as if it came after the load: nothing of the load stays
-visible or stored, and the next load works the first time.
-
-Before, the drop deleted the tenant's pointer with its generation counter: the load's flip found no
-pointer and left its nodes stored and invisible, and the next load took generation 1 again and failed
-on the leftovers (``ConstraintError``, reported as "neo4j unavailable").
+visible or stored, and the next load works the first time (the drop keeps the tenant's pointer as a
+tombstone: docs/internals/neo4j-weaviate-backend.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The edges among a search's admitted nodes never read all the out-edges of an admitted hub on Neo4j
-(measured in the server's database hits, not time): before, a 20,000-edge hub among 51 admitted nodes
-cost 240,858 database hits for the statement. The embedded store's counterpart is
-``tests/unit/test_embedded_hub_reads.py``."""
+(measured in the server's database hits, not time; the figures: docs/internals/neo4j-statements.md).
+The embedded store's counterpart is ``tests/unit/test_embedded_hub_reads.py``."""
 
 from __future__ import annotations
 
@@ -171,8 +170,7 @@ def unfollowed_edges(tenant: str, size: int) -> list[EdgeRecord]:
 
 def test_edges_of_types_a_search_does_not_follow_are_not_read(hubs: HubTenants) -> None:
     """A node with 12,000 edges of other types costs what it costs with 800: the statements expand
-    over the search's edge types only (before: 41,103 database hits in SEEDS for a node with 10,000
-    unfollowed edges, against 1,133 without)."""
+    over the search's edge types only."""
 
     def tenant_with(size: int) -> str:
         tenant = f"{hubs._prefix}u{size}"
@@ -206,11 +204,8 @@ def test_edges_of_types_a_search_does_not_follow_are_not_read(hubs: HubTenants) 
 
 def test_deleting_one_edge_of_a_hub_reads_that_edge_not_the_hubs(hubs: HubTenants) -> None:
     """A change deleting one edge out of a node with thousands of edges of its type costs what it costs
-    for a node with a few hundred, and its plan expands into the two ends sought by id, never from
-    one end (the former statement sought only the source and left the planner free to expand all its
-    edges of the type: 20,519 database hits for a node with 10,000, seen when the statistics favoured
-    it; seeking both ends then ``WITH a, b`` still got an expansion of one end and a hash join on a
-    fresh database)."""
+    for a node with a few hundred, and its plan expands into the two ends sought by id, never from one
+    end (an expansion of one end reads all its edges of the type, whatever the statistics)."""
 
     def delete_hits(size: int) -> tuple[int, int]:
         tenant = hubs.load(size, loops=False)

@@ -1,6 +1,5 @@
-"""Neo4j sends the passage heads of a long text, not the text (a 5 MB document body cost a search
-50 ms per citation to transfer and normalise); nodes written before heads existed, or with heads of
-another encoding, are read from their text."""
+"""Neo4j sends the passage heads of a long text, not the text (docs/internals/passage-heads.md);
+nodes without heads, or with heads of another encoding, are read from their text."""
 
 from __future__ import annotations
 
@@ -65,7 +64,7 @@ def test_nodes_without_heads_or_with_heads_of_another_encoding_are_read_from_the
     scope = AccessScope(tenant)
     expected = {"long": field_heads(DOC, LONG), "short": field_heads(DOC, {"body": "a  b"})}
     assert backend.graph_store.get_passage_heads(["long", "short"], scope=scope) == expected
-    for change in ("REMOVE n.heads", "SET n.heads = 'heads0:{}'"):  # before heads existed; another encoding
+    for change in ("REMOVE n.heads", "SET n.heads = 'heads0:{}'"):  # no heads; another encoding
         backend.neo4j.write(
             lambda session, change=change: backend.neo4j.commit(
                 session,

@@ -1,5 +1,5 @@
-"""The Neo4j schema: a database keyed the former way is moved to the node key on the first write, and
-searches over data written before the move still find it."""
+"""The Neo4j schema: a database keyed on (tenantId, generation, nodeId) is moved to the node key on the
+first write, and searches over data written under that key still find it."""
 
 from __future__ import annotations
 

@@ -2,15 +2,13 @@
 or by expanding from a node found so, whatever the index statistics say.
 
 Neo4j samples index statistics in the background; right after a load they can be stale, and a planner
-that trusts them may read a whole index per row (measured at 10k nodes: the clusters' member counts
-read the ``(tenantId, generation)`` index once per cluster, 263 ms per search instead of 12 ms, for
-minutes). Two checks:
+that trusts them may read a whole index per row (docs/internals/neo4j-statements.md). Two checks:
 
 - on the real server, the plan of every statement captured from searches and graph reads has no scan
   operator (the small parity dataset makes a scan look cheap, so a pattern that allows one gets one),
   and every seek of a ``:BrainNode`` is a seek of ids on the node key, never a range of a tenant's
-  generation with the ids filtered afterwards (which a seek hint on a key led by ``tenantId`` allowed,
-  and the planner chose with stale statistics);
+  generation with the ids filtered afterwards (which a seek hint on a key led by ``tenantId`` would
+  allow);
 - statically, every ``:BrainNode`` pattern variable of those statements carries a hint of the node
   key (:data:`~brain_graph.stores.neo4j_weaviate.neo4j.cypher.NODE_KEY`, ``nodeId`` first).
 """

@@ -8,8 +8,7 @@ at depth D sends:
               the nodes they reach) + 1 per hop after the first (the frontier's links and the copies)
               + 1 (metadata of the nodes the expansion added, edges among the admitted nodes, cluster
               memberships, passage texts) = D + 1, 2 at depth 0
-so 3 Neo4j statements and 2 Weaviate requests at depth 2, 2 and 2 at depth 1 and at depth 0 (before the
-copies: 6 Weaviate requests at depth 2 and 4 at depth 1; before issue 13: 10 and 6 in all, 5 and 2). A
+so 3 Neo4j statements and 2 Weaviate requests at depth 2, 2 and 2 at depth 1 and at depth 0. A
 generation whose copies do not count takes 2 Weaviate requests more per hop (the new nodes'
 similarity; ``tests/integration/test_vector_copies.py``). The embedded store runs the same single reads
 as SQLite statements, its similarity as two (profiles, data version; the vectors are cached in memory),

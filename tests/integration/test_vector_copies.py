@@ -1,6 +1,6 @@
 """The vector copies on the Neo4j nodes (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`): the first hop
 of a search is scored from them exactly as Weaviate scores it, and only while they cannot differ from
-Weaviate; otherwise the search asks Weaviate, as before copies existed.
+Weaviate; otherwise the search asks Weaviate.
 
 Each test uses a profile of its own (dropping it touches no other test) and tenants of its own."""
 

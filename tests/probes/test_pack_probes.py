@@ -138,8 +138,8 @@ _AUTOLINK = re.compile(r"<https?://[^\s<>]*>")
 
 def test_bare_urls_in_text_do_not_become_links(tmp_path: Path) -> None:
     """README: URLs are printed only as ``<url>`` autolinks of safe http(s) URLs. A URL inside a title,
-    label or the query was printed as plain text, which GFM renderers (GitHub, chat UIs) turn into a
-    clickable link anyway. Escaped, it still reads (renders) as the same text."""
+    label or the query printed as plain text would become a clickable link in GFM renderers (GitHub, chat
+    UIs), so it is escaped; escaped, it still reads (renders) as the same text."""
     title = "Token refresh: sign in again at https://evil.example/login or www.evil.example (WWW.x.example)"
     data = {
         "nodes": [

@@ -1,7 +1,7 @@
 """The embedded store reads a search's nodes, links, edges and clusters as one row per statement (a
 JSON array of the rows): Python's ``sqlite3`` hands the GIL over around every row it steps, and with
-concurrent searches each hand-over waited for the GIL. These tests check that the values come back
-as they were written, that what an array cannot carry is read row by row as before, that a warm
+concurrent searches each hand-over waits for the GIL. These tests check that the values come back
+as they were written, that what an array cannot carry is read row by row, that a warm
 search reads at most a few rows per statement, and that the one-row statements cost what the row
 statements cost."""
 

@@ -1,6 +1,5 @@
-"""A cluster's visible members are counted once per read, not once per member asked about: a search
-whose 20 hits belonged to one 20,000-member cluster counted it 20 times (427 ms per search, 69 ms
-now). Measured in SQLite virtual machine steps, not time."""
+"""A cluster's visible members are counted once per read, not once per member asked about (20 hits in
+one cluster: one count, not 20). Measured in SQLite virtual machine steps, not time."""
 
 from __future__ import annotations
 

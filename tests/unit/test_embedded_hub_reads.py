@@ -1,8 +1,7 @@
 """A hub's edges are never all read: each direction of a frontier node is read no further than
 counting past ``max_degree`` needs, so the work of ``links`` on a hub does not grow with its size
-(measured in SQLite virtual machine steps, not time). A hub of 3,000 edges took 18 ms per search to
-be read and dropped. The same holds for the edges among admitted nodes when a hub is one of them
-(a 50,000-edge hub: 10.4 ms for that statement, 0.5 ms now)."""
+(measured in SQLite virtual machine steps, not time). The same holds for the edges among admitted
+nodes when a hub is one of them (the figures: docs/internals/embedded-store.md)."""
 
 from __future__ import annotations
 

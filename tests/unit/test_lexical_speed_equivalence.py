@@ -1,8 +1,8 @@
 """The fast ``LexicalHashEmbeddings`` gives, float for float, the vectors of the original plain loop.
 
-``_ReferenceEmbeddings`` below is the embedder as it was before the speed-up (module helpers and
-``_embed`` copied verbatim, frozen here): snapshot packs hold scores computed from its vectors, so
-the fast one must agree bit for bit (``==``, never approx) on every input.
+``_ReferenceEmbeddings`` below is the plain per-text loop (its module helpers and ``_embed``, frozen
+here): snapshot packs hold scores computed from its vectors, so the fast one must agree bit for bit
+(``==``, never approx) on every input.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The fast paths of loading (issue 13) decide exactly as the full rules they skip: the write checks'
+"""The fast paths of loading decide exactly as the full rules they skip: the write checks'
 ``str.isprintable`` and URL shortcuts, the dataset items read without pydantic, the batch check of
-embedded rows, the numpy vectors given to the Weaviate client, and the collector paused during a load."""
+embedded rows, the numpy vectors given to the Weaviate client, and the collector paused during a load
+(why they exist: docs/internals/loading.md)."""
 
 from __future__ import annotations
 
@@ -163,8 +164,8 @@ def test_a_printable_string_holds_no_forbidden_character_and_no_white_space_but_
 
 
 def test_the_name_rule_decides_every_character_as_its_categories() -> None:
-    """text_problem's ``str.isprintable`` shortcut (ACL entries of large loads were checked character
-    by character) refuses exactly the forbidden categories, every code point tried."""
+    """text_problem's ``str.isprintable`` shortcut (one pass in C instead of a category lookup per
+    character) refuses exactly the forbidden categories, every code point tried."""
     forbidden = {"Cc", "Cf", "Cs", "Zl", "Zp"}
     for code in range(sys.maxunicode + 1):
         char = chr(code)

@@ -1,5 +1,6 @@
-"""A load's statements are bounded in rows and in characters: 5,000 nodes with 1,000-entry ACLs (110 MB
-in one statement) went over the Neo4j server's transaction memory limit, and the load failed."""
+"""A load's statements are bounded in rows and in characters, so rows with large values (1,000-entry
+ACLs, vector copies) stay within the Neo4j server's transaction memory
+(docs/internals/neo4j-weaviate-backend.md, "Load batches")."""
 
 from __future__ import annotations
 
