@@ -156,7 +156,7 @@ def run_searches(
 def warm_up(graph: Graph, batch: list[dict[str, Any]], searches: int) -> None:
     """Run ``searches`` searches of ``batch`` (repeated) unmeasured: a young Neo4j's JIT compiles for
     thousands of statements after a start and spends several times a long-running server's CPU on
-    each meanwhile (18-68 ms per search against 6-7 ms, measured in session 23)."""
+    each meanwhile (the figures: "Warm servers" in benchmarks/README.md)."""
     for index in range(searches):
         graph.invoke(cast(BrainSearchInput, batch[index % len(batch)]))
 
