@@ -115,7 +115,7 @@ def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = 
 
 @app.command()
 def load(
-    path: Annotated[Path | None, typer.Argument(help="Dataset file (JSON, see examples/data/README.md).")] = None,
+    path: Annotated[Path | None, typer.Argument(help="Dataset file (JSON, see docs/dataset-format.md).")] = None,
     example: Annotated[bool, typer.Option("--example", help="Load the bundled example graph.")] = False,
     merge: Annotated[bool, typer.Option("--merge", help="Upsert into the tenants instead of replacing them.")] = False,
     store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
