@@ -1,20 +1,34 @@
-"""Wire contracts of ``brainSearch``: the seed's GraphQL types as pydantic models.
+"""Wire contracts of ``brainSearch``: the seed's GraphQL types as pydantic models, the one hand-written
+description of the wire format (fields, types, defaults, constraints and descriptions).
 
 Python code uses snake_case attributes; on the wire (JSON, HTTP, snapshots) every field is the
 seed's camelCase name, because the models validate and serialise by alias.
+
+Two forms are generated from these models by ``scripts/generate_wire.py`` and committed, and a test
+fails when a committed file is not what the generator writes:
+
+- the TypedDicts of the graph state (:mod:`brain_graph.core.wire`), one per model marked with
+  :func:`state_form`, which names it and gives its docstring, so mypy checks the steps' dict literals
+  against these fields;
+- the GraphQL SDL (``brain_graph/serving/graphql/schema.graphql``, :mod:`brain_graph.serving.graphql.sdl`):
+  a type's description is its model's docstring, a field's its ``Field`` description; a :class:`GraphQL`
+  annotation says where the served schema types or describes a field otherwise.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from brain_graph.core.security import text_problem
-from brain_graph.core.wire import SourceKind
 
 JsonValue = Any
+SourceKind = Literal["work", "doc", "code", "other"]
 
 MAX_TOP_K = 100
 MAX_MAX_EPISODES = 50
@@ -37,6 +51,42 @@ def identifier_problem(value: str, max_chars: int) -> str | None:
     return text_problem(value)
 
 
+@dataclass(frozen=True)
+class GraphQL:
+    """How the GraphQL SDL serves a field where that differs from what its annotation gives (``Annotated``
+    metadata of the field, or of a type alias such as :data:`NodeId`).
+
+    Otherwise ``str`` is String, ``int`` Int, ``float`` Float, ``bool`` Boolean, a ``Literal`` a String
+    described by its values, a ``dict`` JSON, a list ``[T!]`` and a model its own type; a field is
+    nullable when its annotation allows None (an input field or argument: when it has a default) and
+    described by its ``Field`` description.
+
+    ``type`` names the GraphQL type of the whole value (``ID``; ``JSON`` for a list of models served as
+    one JSON value, whose description then starts with the models' fields), ``nullable`` overrides the
+    nullability and ``description`` the description (``""``: none)."""
+
+    type: str | None = None
+    nullable: bool | None = None
+    description: str | None = None
+
+
+NodeId = Annotated[str, GraphQL(type="ID")]
+# Node and edge properties: any JSON object; the seed's SDL types them as nullable JSON.
+JsonObject = Annotated[dict[str, JsonValue], GraphQL(nullable=True)]
+# A field described for Python and LangGraph Studio (the JSON schema) but not in the served SDL.
+UNDESCRIBED_IN_SDL = GraphQL(description="")
+
+
+@dataclass(frozen=True)
+class StateForm:
+    """The TypedDict :mod:`brain_graph.core.wire` has for a model: its name and docstring (the
+    docstring is what LangGraph's output schema shows). Every field is present in it, as in
+    :meth:`WireModel.to_wire`."""
+
+    name: str
+    doc: str
+
+
 class WireModel(BaseModel):
     """Base of every contract type: camelCase on the wire, snake_case in Python, immutable."""
 
@@ -54,12 +104,29 @@ class WireModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+_Model = TypeVar("_Model", bound=WireModel)
+STATE_FORMS: dict[type[WireModel], StateForm] = {}  # in the order the models are defined
+
+
+def state_form(name: str, doc: str) -> Callable[[type[_Model]], type[_Model]]:
+    """Class decorator: the model has a TypedDict in the graph state, ``name`` with docstring ``doc``."""
+
+    def register(model: type[_Model]) -> type[_Model]:
+        STATE_FORMS[model] = StateForm(name, inspect.cleandoc(doc))
+        return model
+
+    return register
+
+
+@state_form("SearchFilter", "The normalised ``filter``: every field present.")
 class BrainSearchFilterInput(WireModel):
     """Who and what to search: the tenant is mandatory, everything else narrows the search."""
 
     model_config = ConfigDict(strict=True)  # JSON types only: "5" or true is no number, "false" no boolean
 
-    tenant_id: str = Field(
+    tenant_id: Annotated[
+        str, GraphQL(description="Tenant whose data is searched; a token names the tenants it may search.")
+    ] = Field(
         min_length=1,
         max_length=MAX_TENANT_CHARS,
         description="Tenant whose data is searched. Required; nothing outside it is ever returned.",
@@ -67,12 +134,20 @@ class BrainSearchFilterInput(WireModel):
     project_key: str | None = Field(
         default=None, max_length=MAX_PROJECT_CHARS, description="Only retrieve hits from this project."
     )
-    profile_kind_in: list[str] | None = Field(
+    profile_kind_in: Annotated[
+        list[str] | None,
+        GraphQL(description="Embedding profile kinds to search (e.g. work, doc, code); default: work and doc."),
+    ] = Field(
         default=None,
         description="Embedding profile kinds to search (e.g. work, doc, code). "
         "Default: the registry's default profiles (work and doc).",
     )
-    secured: bool = Field(
+    secured: Annotated[
+        bool,
+        GraphQL(
+            description="Secured items are visible only to a principal listed in their ACL; false: public items only."
+        ),
+    ] = Field(
         default=True,
         strict=True,
         description="Secured mode: secured items are visible only to a principal listed in their ACL; "
@@ -89,28 +164,40 @@ class BrainSearchFilterInput(WireModel):
         return value
 
 
+@state_form("SearchOptions", "The normalised ``options``: every field present, defaults applied.")
 class BrainSearchOptionsInput(WireModel):
     """Bounds of the search. Defaults are the seed's."""
 
     model_config = ConfigDict(strict=True)  # JSON types only: "5" or true is no number, "false" no boolean
 
-    top_k: int = Field(default=20, ge=1, le=MAX_TOP_K, description="Number of vector hits.")
-    max_episodes: int = Field(default=10, ge=0, le=MAX_MAX_EPISODES, description="Maximum number of episodes returned.")
-    expand_depth: int = Field(
+    top_k: Annotated[int, UNDESCRIBED_IN_SDL] = Field(
+        default=20, ge=1, le=MAX_TOP_K, description="Number of vector hits."
+    )
+    max_episodes: Annotated[int, UNDESCRIBED_IN_SDL] = Field(
+        default=10, ge=0, le=MAX_MAX_EPISODES, description="Maximum number of episodes returned."
+    )
+    expand_depth: Annotated[int, UNDESCRIBED_IN_SDL] = Field(
         default=1, ge=0, description="Graph hops expanded around the hits (maximum configurable, 3 by default)."
     )
-    max_nodes: int = Field(
+    max_nodes: Annotated[int, UNDESCRIBED_IN_SDL] = Field(
         default=200, ge=1, le=MAX_MAX_NODES, description="Maximum number of graph nodes, hits included."
     )
-    include_episodes: bool = Field(default=True, description="Score episodes (cluster nodes) of the hits.")
-    include_signals: bool = Field(default=True, description="Expand HAS_SIGNAL edges to signal nodes.")
-    include_clusters: bool = Field(default=True, description="Expand IN_CLUSTER edges to cluster nodes.")
+    include_episodes: Annotated[bool, UNDESCRIBED_IN_SDL] = Field(
+        default=True, description="Score episodes (cluster nodes) of the hits."
+    )
+    include_signals: Annotated[bool, UNDESCRIBED_IN_SDL] = Field(
+        default=True, description="Expand HAS_SIGNAL edges to signal nodes."
+    )
+    include_clusters: Annotated[bool, UNDESCRIBED_IN_SDL] = Field(
+        default=True, description="Expand IN_CLUSTER edges to cluster nodes."
+    )
 
 
+@state_form("SearchHit", "A node found by vector similarity (``score`` in 0..1, 6 decimals).")
 class BrainSearchHit(WireModel):
     """A node found by vector similarity."""
 
-    node_id: str
+    node_id: NodeId
     node_type: str
     profile_id: str
     profile_kind: str
@@ -119,97 +206,134 @@ class BrainSearchHit(WireModel):
     url: str | None = None
 
 
+@state_form("GraphNode", "A node of the expanded neighbourhood: its label and metadata properties.")
 class BrainGraphNode(WireModel):
     """A node of the expanded neighbourhood."""
 
-    node_id: str
+    node_id: NodeId
     node_type: str
     label: str | None = None
-    properties: dict[str, JsonValue] = Field(default_factory=dict)
+    properties: JsonObject = Field(default_factory=dict)
 
 
+@state_form("GraphEdge", "A directed, typed edge between two nodes of the neighbourhood.")
 class BrainGraphEdge(WireModel):
     """A directed edge between two nodes of the expanded neighbourhood."""
 
     edge_type: str
-    from_node_id: str
-    to_node_id: str
-    properties: dict[str, JsonValue] = Field(default_factory=dict)
+    from_node_id: NodeId
+    to_node_id: NodeId
+    properties: JsonObject = Field(default_factory=dict)
 
 
+@state_form("SearchEpisode", "A cluster grouping hits, scored by the sum of its member hits' scores.")
 class BrainSearchEpisode(WireModel):
     """A cluster node that groups hits, scored by the sum of its member hits' scores."""
 
-    cluster_node_id: str
+    cluster_node_id: NodeId
     cluster_kind: str
     project_key: str
     score: float
-    size: int = Field(description="Number of members of the cluster visible to the caller.")
-    member_node_ids: list[str] = Field(description="The hits that are members, best first.")
+    size: Annotated[int, UNDESCRIBED_IN_SDL] = Field(
+        description="Number of members of the cluster visible to the caller."
+    )
+    member_node_ids: Annotated[list[NodeId], UNDESCRIBED_IN_SDL] = Field(
+        description="The hits that are members, best first."
+    )
 
 
+@state_form("RagPassage", "A bounded text passage for the prompt.")
 class BrainRagPassage(WireModel):
-    """A bounded text passage taken from a hit, for the prompt."""
+    """A bounded text passage taken from a ranked node, for the prompt."""
 
-    source_node_id: str
+    source_node_id: NodeId
     source_kind: SourceKind
     text: str
     url: str | None = None
 
 
+@state_form(
+    "CandidateSupport",
+    """One seed's part in a candidate's graph evidence: the seed (a hit) and its score, the best path
+    from it (``hops`` long, its last edge ``edgeType`` from ``viaNodeId``, ``direction`` ``out`` when
+    that edge points from ``viaNodeId`` to the candidate), the path's weight and the score it adds.""",
+)
 class BrainCandidateSupport(WireModel):
-    """One seed's part in a candidate's graph evidence (see :mod:`brain_graph.pipeline.ranking`)."""
+    """One seed's part in a candidate's graph evidence."""
 
-    seed_node_id: str
+    seed_node_id: NodeId
     seed_score: float
     hops: int
-    via_node_id: str
+    via_node_id: NodeId
     edge_type: str
     direction: Literal["out", "in"]
     path_weight: float
-    contribution: float = Field(description="linkWeight * (seedScore - marginFloor) * pathWeight, rounded.")
+    contribution: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
+        description="linkWeight * (seedScore - marginFloor) * pathWeight, rounded."
+    )
 
 
+@state_form(
+    "ScoringBreakdown",
+    """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``.""",
+)
 class BrainScoringBreakdown(WireModel):
-    """Every term of ``adjustedScore = vector + graph``."""
+    """Every term of adjustedScore = vector + graph."""
 
     vector: float
     graph: float
-    margin_floor: float = Field(description="The weakest hit's score; a seed lends its margin above it.")
+    margin_floor: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
+        description="The weakest hit's score; a seed lends its margin above it."
+    )
     link_weight: float
     support: list[BrainCandidateSupport]
 
 
+@state_form("CandidateVia", "How a node reached by expansion was reached: its strongest supporting seed and path.")
 class BrainCandidateVia(WireModel):
     """How a node reached by expansion was reached: its strongest supporting seed and path."""
 
-    seed_node_id: str
-    via_node_id: str
+    seed_node_id: NodeId
+    via_node_id: NodeId
     edge_type: str
     direction: Literal["out", "in"]
     hops: int
 
 
+@state_form(
+    "SearchCandidate",
+    """A ranked candidate of the pack: a vector hit (``reachedBy`` ``vector``, ``hops`` 0) or a node
+    reached by expansion (``graph``, ``via`` says from where). ``vectorScore`` is its similarity to
+    the query in 0..1 (None without a vector in the searched profiles, from ``profileId``).""",
+)
 class BrainSearchCandidate(WireModel):
     """A ranked candidate: a vector hit or a node reached by expansion, with its scores."""
 
-    node_id: str
+    node_id: NodeId
     node_type: str
     title: str | None = None
     url: str | None = None
     profile_id: str | None = None
-    vector_score: float | None = Field(description="Similarity to the query in 0..1; None without a vector.")
-    adjusted_score: float = Field(description="vectorScore plus the graph evidence (scoringBreakdown).")
+    vector_score: float | None = Field(description="Similarity to the query in 0..1; null without a vector.")
+    adjusted_score: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
+        description="vectorScore plus the graph evidence (scoringBreakdown)."
+    )
     reached_by: Literal["vector", "graph"]
     hops: int
     via: BrainCandidateVia | None = None
     scoring_breakdown: BrainScoringBreakdown
 
 
+@state_form(
+    "Citation",
+    """A structured citation of the prompt pack, in rank order: the seed's four fields, plus the
+    scores and how the item was reached (``via`` for items reached by expansion).""",
+)
 class BrainCitation(WireModel):
     """A structured citation of the prompt pack, in rank order."""
 
-    source_node_id: str
+    source_node_id: NodeId
     url: str | None
     title: str | None
     node_type: str
@@ -219,13 +343,18 @@ class BrainCitation(WireModel):
     via: BrainCandidateVia | None = None
 
 
+@state_form("PromptPack", "Markdown context and structured citations.")
 class BrainPromptPack(WireModel):
     """Markdown context and structured citations to feed an LLM."""
 
     context_markdown: str
-    citations: list[BrainCitation]
+    # The seed serves the citations as one JSON value.
+    citations: Annotated[list[BrainCitation], GraphQL(type="JSON", description="in rank order.")]
 
 
+@state_form(
+    "BrainSearchOutput", "What a caller gets back: the fields of :class:`brain_graph.core.contracts.BrainSearchResult`."
+)
 class BrainSearchResult(WireModel):
     """The whole result of a search."""
 
@@ -252,9 +381,14 @@ QueryText = Annotated[
 ]
 
 
+@state_form(
+    "SearchRequestFields",
+    """A validated request's fields, every one present, defaults applied (``SearchRequest`` adds the
+    profiles it searches).""",
+)
 class BrainSearchRequest(WireModel):
     """The graph's input: ``{queryText, filter, options}``."""
 
-    query_text: QueryText
+    query_text: Annotated[QueryText, UNDESCRIBED_IN_SDL]
     filter: BrainSearchFilterInput
     options: BrainSearchOptionsInput = Field(default_factory=BrainSearchOptionsInput)

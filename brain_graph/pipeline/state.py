@@ -17,17 +17,8 @@ from brain_graph.auth.principals import as_principal
 from brain_graph.core.contracts import BrainSearchFilterInput, BrainSearchOptionsInput, QueryText
 from brain_graph.core.passage_heads import FieldHeadRow
 from brain_graph.core.security import Principal
-from brain_graph.core.wire import (
-    GraphEdge,
-    GraphNode,
-    NodeMeta,
-    PromptPack,
-    RagPassage,
-    SearchCandidate,
-    SearchEpisode,
-    SearchHit,
-    SearchRequest,
-)
+from brain_graph.core.wire import BrainSearchOutput as BrainSearchOutput  # the graph's output schema
+from brain_graph.core.wire import NodeMeta, SearchRequest
 from brain_graph.pipeline.requests import check_context_services
 
 
@@ -49,18 +40,6 @@ class BrainSearchInput(TypedDict):
             Field(title="Options", description="Bounds of the search; every option has a default."),
         ]
     ]
-
-
-class BrainSearchOutput(TypedDict):
-    """What a caller gets back: the fields of :class:`brain_graph.core.contracts.BrainSearchResult`."""
-
-    hits: list[SearchHit]
-    episodes: list[SearchEpisode]
-    graphNodes: list[GraphNode]
-    graphEdges: list[GraphEdge]
-    passages: list[RagPassage]
-    promptPack: PromptPack
-    candidates: list[SearchCandidate]
 
 
 class LinkRow(TypedDict):

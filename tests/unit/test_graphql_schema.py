@@ -1,118 +1,77 @@
-"""The committed SDL (brain_graph/serving/graphql/schema.graphql) against the code: it is the printed form of
-the executable schema, and every GraphQL type matches the pydantic contract the graph's output is
-validated with, field for field (name, list, nullability, scalar, input defaults)."""
+"""The committed SDL (brain_graph/serving/graphql/schema.graphql) is the one the server serves and the one
+derived from the pydantic contracts: it is the printed form of the executable schema and what
+scripts/generate_wire.py writes. The derivation serves every model the query reaches, in its fields'
+order, with the models' defaults and descriptions."""
 
 from __future__ import annotations
 
-import types
-import typing
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, get_args, get_origin
 
-import pytest
 from graphql import (
-    GraphQLEnumType,
     GraphQLInputObjectType,
-    GraphQLList,
-    GraphQLNonNull,
+    GraphQLNamedType,
     GraphQLObjectType,
-    GraphQLScalarType,
     print_schema,
     value_from_ast_untyped,
 )
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
 
-from brain_graph.core import contracts
+from brain_graph.core.contracts import BrainSearchOptionsInput, BrainSearchRequest, BrainSearchResult, GraphQL
 from brain_graph.serving.graphql import SCHEMA_PATH, build_schema
+from brain_graph.serving.graphql.sdl import INPUT_TYPES, OUTPUT_TYPES, render_sdl, sdl_schema
 
 SCHEMA = build_schema()
-SCALARS: dict[Any, set[str]] = {str: {"String", "ID"}, int: {"Int"}, float: {"Float"}, bool: {"Boolean"}}
-# GraphQL types whose JSON-typed fields hold a list of contract objects (the seed's `citations: JSON!`).
-JSON_FIELDS = {("BrainPromptPack", "citations")}
 
 
 def test_the_committed_sdl_is_the_printed_schema() -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == print_schema(SCHEMA) + "\n"
 
 
-def _describe_annotation(annotation: Any) -> tuple[bool, bool, Any]:
-    """(nullable, is_list, inner type) of a pydantic field annotation."""
-    nullable = False
-    origin = get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        nullable = len(members) < len(get_args(annotation))
-        annotation = members[0] if len(members) == 1 else annotation
-        origin = get_origin(annotation)
-    if origin is list:
-        return nullable, True, get_args(annotation)[0]
-    return nullable, False, annotation
+def test_the_committed_sdl_is_what_the_generator_writes() -> None:
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render_sdl(), "run scripts/generate_wire.py"
 
 
-def _describe_graphql(field_type: Any) -> tuple[bool, bool, Any, bool]:
-    """(nullable, is_list, named type, items nullable) of a GraphQL field type."""
-    nullable = not isinstance(field_type, GraphQLNonNull)
-    inner = field_type.of_type if isinstance(field_type, GraphQLNonNull) else field_type
-    if isinstance(inner, GraphQLList):
-        item = inner.of_type
-        return nullable, True, getattr(item, "of_type", item), not isinstance(item, GraphQLNonNull)
-    return nullable, False, inner, False
+def _reached(model: type[BaseModel], found: list[type[BaseModel]]) -> list[type[BaseModel]]:
+    """``model`` and the models its fields reach, except through a field served as one JSON value."""
+    if model not in found:
+        found.append(model)
+        for field in model.model_fields.values():
+            if any(isinstance(mark, GraphQL) and mark.type == "JSON" for mark in field.metadata):
+                continue
+            for nested in _models(field.annotation):
+                _reached(nested, found)
+    return found
 
 
-def _contract_models() -> dict[str, type[BaseModel]]:
-    return {
-        name: model
-        for name, model in vars(contracts).items()
-        if isinstance(model, type) and issubclass(model, contracts.WireModel) and name.startswith("Brain")
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models(arg)] if get_origin(annotation) else []
+
+
+def test_the_served_types_are_the_models_the_query_reaches() -> None:
+    arguments = [model for field in BrainSearchRequest.model_fields.values() for model in _models(field.annotation)]
+    assert set(INPUT_TYPES) == set(arguments)
+    assert set(OUTPUT_TYPES) == set(_reached(BrainSearchResult, []))
+    served = {name for name, graphql_type in SCHEMA.type_map.items() if name.startswith("Brain")}
+    assert served == {model.__name__ for model in (*INPUT_TYPES, *OUTPUT_TYPES)}
+
+
+def test_each_served_type_has_its_models_fields_in_order() -> None:
+    schema = sdl_schema()
+    for model in (*INPUT_TYPES, *OUTPUT_TYPES):
+        graphql_type: GraphQLNamedType = schema.type_map[model.__name__]
+        assert isinstance(graphql_type, GraphQLInputObjectType | GraphQLObjectType)
+        assert list(graphql_type.fields) == [field.alias or name for name, field in model.model_fields.items()]
+        assert graphql_type.description == (model.__doc__ or "").strip()
+
+
+def test_the_served_option_defaults_are_the_models() -> None:
+    options = SCHEMA.type_map["BrainSearchOptionsInput"]
+    assert isinstance(options, GraphQLInputObjectType)
+    defaults = {
+        name: value_from_ast_untyped(field.ast_node.default_value)
+        for name, field in options.fields.items()
+        if field.ast_node is not None and field.ast_node.default_value is not None
     }
-
-
-GRAPHQL_TYPES = sorted(
-    name
-    for name, graphql_type in SCHEMA.type_map.items()
-    if isinstance(graphql_type, GraphQLObjectType | GraphQLInputObjectType) and name.startswith("Brain")
-)
-
-
-def test_every_graphql_type_has_a_contract() -> None:
-    assert set(GRAPHQL_TYPES) <= set(_contract_models())
-    assert "BrainSearchCandidate" in GRAPHQL_TYPES  # additive fields of the graph-aware context are served
-
-
-@pytest.mark.parametrize("name", GRAPHQL_TYPES)
-def test_graphql_fields_match_the_contract(name: str) -> None:
-    graphql_type = SCHEMA.type_map[name]
-    model = _contract_models()[name]
-    contract_fields = {field.alias or key: field for key, field in model.model_fields.items()}
-    assert set(graphql_type.fields) == set(contract_fields), name  # type: ignore[attr-defined]
-    for field_name, graphql_field in graphql_type.fields.items():  # type: ignore[attr-defined]
-        field = contract_fields[field_name]
-        gql_nullable, gql_list, gql_named, items_nullable = _describe_graphql(graphql_field.type)
-        nullable, is_list, inner = _describe_annotation(field.annotation)
-        where = f"{name}.{field_name}"
-        if isinstance(gql_named, GraphQLScalarType) and gql_named.name == "JSON":
-            assert (name, field_name) in JSON_FIELDS or inner is JsonValue or get_origin(inner) is dict, where
-            continue
-        if isinstance(graphql_type, GraphQLInputObjectType):
-            assert gql_nullable == (not field.is_required()), where  # optional input <=> has a default
-        else:
-            assert gql_nullable == nullable, where
-        assert gql_list == is_list, where
-        if is_list:
-            assert not items_nullable, where
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            assert gql_named.name == inner.__name__, where
-        elif get_origin(inner) is Literal:
-            assert gql_named.name == "String", where
-        else:
-            assert isinstance(gql_named, GraphQLScalarType | GraphQLEnumType), where
-            assert gql_named.name in SCALARS[inner], where
-        if isinstance(graphql_type, GraphQLInputObjectType) and not field.is_required():
-            assert _graphql_default(graphql_field) == field.get_default(call_default_factory=True), where
-
-
-def _graphql_default(field: Any) -> Any:
-    """The SDL default of an input field (``None`` without one)."""
-    default = field.default
-    if default is None:
-        return None
-    return value_from_ast_untyped(default.literal) if default.literal is not None else default.value
+    assert defaults == BrainSearchOptionsInput().to_wire()

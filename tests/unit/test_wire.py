@@ -1,36 +1,50 @@
-"""The JSON shapes of the state (brain_graph.core.wire) and the pydantic contracts describe the same wire."""
+"""The state's TypedDicts (brain_graph.core.wire) are generated from the pydantic contracts: the committed
+brain_graph/core/wire_generated.py is what scripts/generate_wire.py writes, wire exports every one, and
+the values a search writes are the contracts' serialised form, field for field."""
 
 from __future__ import annotations
 
-import pytest
-from pydantic import BaseModel
+import inspect
+
 from typing_extensions import get_type_hints
 
-from brain_graph.core import contracts, wire
+from brain_graph.core import wire
+from brain_graph.core.contracts import STATE_FORMS, BrainSearchRequest, BrainSearchResult
+from brain_graph.core.wire_codegen import WIRE_GENERATED_PATH, render_wire
+from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.state import BrainSearchOutput
-
-PAIRS = [
-    (wire.SearchFilter, contracts.BrainSearchFilterInput),
-    (wire.SearchOptions, contracts.BrainSearchOptionsInput),
-    (wire.SearchHit, contracts.BrainSearchHit),
-    (wire.GraphNode, contracts.BrainGraphNode),
-    (wire.GraphEdge, contracts.BrainGraphEdge),
-    (wire.SearchEpisode, contracts.BrainSearchEpisode),
-    (wire.RagPassage, contracts.BrainRagPassage),
-    (wire.CandidateSupport, contracts.BrainCandidateSupport),
-    (wire.ScoringBreakdown, contracts.BrainScoringBreakdown),
-    (wire.CandidateVia, contracts.BrainCandidateVia),
-    (wire.SearchCandidate, contracts.BrainSearchCandidate),
-    (wire.Citation, contracts.BrainCitation),
-    (wire.PromptPack, contracts.BrainPromptPack),
-    (BrainSearchOutput, contracts.BrainSearchResult),
-]
+from tests.helpers import request
 
 
-def aliases(model: type[BaseModel]) -> list[str]:
-    return [field.alias or name for name, field in model.model_fields.items()]
+def test_the_committed_state_forms_are_what_the_generator_writes() -> None:
+    assert WIRE_GENERATED_PATH.read_text(encoding="utf-8") == render_wire(), "run scripts/generate_wire.py"
 
 
-@pytest.mark.parametrize(("shape", "model"), PAIRS, ids=[model.__name__ for _, model in PAIRS])
-def test_each_shape_has_the_fields_of_its_contract_in_order(shape: type, model: type[BaseModel]) -> None:
-    assert list(get_type_hints(shape)) == aliases(model)
+def test_wire_exports_each_state_form_with_the_fields_of_its_model_in_order() -> None:
+    for model, form in STATE_FORMS.items():
+        shape = getattr(wire, form.name)
+        assert inspect.cleandoc(shape.__doc__) == form.doc
+        assert list(get_type_hints(shape)) == [field.alias or name for name, field in model.model_fields.items()]
+
+
+def test_the_graph_output_is_the_state_form_of_the_result() -> None:
+    assert BrainSearchOutput is wire.BrainSearchOutput
+    assert STATE_FORMS[BrainSearchResult].name == "BrainSearchOutput"
+    assert list(get_type_hints(wire.SearchRequest)) == [*get_type_hints(wire.SearchRequestFields), "profileIds"]
+    assert STATE_FORMS[BrainSearchRequest].name == "SearchRequestFields"
+
+
+def test_a_search_writes_the_serialised_contracts(small_graph: BrainSearchGraph) -> None:
+    """Every field present, nothing else: the output and the validated request are what ``to_wire()``
+    makes of their contracts."""
+    search = request("token refresh", expandDepth=2)
+    updates = {
+        step: value for update in small_graph.stream(search, stream_mode="updates") for step, value in update.items()
+    }
+    written = updates["embed"]["request"]
+    fields = {key: value for key, value in written.items() if key != "profileIds"}
+    assert BrainSearchRequest.model_validate(fields).to_wire() == fields
+    output = small_graph.invoke(search)
+    assert all(output[key] for key in ("hits", "candidates", "graphEdges", "episodes", "passages"))
+    assert output["promptPack"]["citations"]
+    assert BrainSearchResult.model_validate(output).to_wire() == output

@@ -1,5 +1,6 @@
-"""The executable ``brainSearch`` schema: the committed SDL, the ``JSON`` scalar and one resolver that
-invokes the compiled brain_search graph (no second implementation of the pipeline)."""
+"""The executable ``brainSearch`` schema: the committed SDL (``schema.graphql``, derived from the wire
+contracts by :mod:`.sdl`), the ``JSON`` scalar and one resolver that invokes the compiled brain_search
+graph (no second implementation of the pipeline)."""
 
 from __future__ import annotations
 
