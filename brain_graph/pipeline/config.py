@@ -5,6 +5,7 @@ builds. Which backend runs is ``BRAIN_GRAPH_BACKEND``, one of the registered nam
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Annotated
 
 from langchain_core.embeddings import Embeddings
 from pydantic import Field, field_validator
@@ -17,7 +18,7 @@ from brain_graph.core.errors import ConfigurationError
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.embedding.profiles import PROFILE_IDS, ProfileRegistry, default_profiles
 from brain_graph.embedding.providers import EmbedderSpec, build_embedder, parse_embedder_spec
-from brain_graph.pipeline.ranking import MAX_COUNT_SETTING, GraphScoring
+from brain_graph.pipeline.ranking import SETTING_BOUNDS, WEIGHT, GraphScoring
 from brain_graph.pipeline.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
 from brain_graph.stores.base import StorageBackend
 from brain_graph.stores.registry import allowed_backends, backend_names, build_backend
@@ -39,23 +40,21 @@ class Settings(BaseSettings):
         default=",".join(DEFAULT_SAFE_EDGE_TYPES), validation_alias="BRAIN_GRAPH_SAFE_EDGE_TYPES"
     )
     graph_boosts: bool = Field(default=DEFAULT_SCORING.graph_boosts, validation_alias="BRAIN_GRAPH_GRAPH_BOOSTS")
-    link_weight: float = Field(
-        default=DEFAULT_SCORING.link_weight, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_LINK_WEIGHT"
+    # The scoring settings' bounds are GraphScoring's (SETTING_BOUNDS).
+    link_weight: Annotated[float, SETTING_BOUNDS["link_weight"].constraint] = Field(
+        default=DEFAULT_SCORING.link_weight, validation_alias="BRAIN_GRAPH_LINK_WEIGHT"
     )
-    hop_decay: float = Field(
-        default=DEFAULT_SCORING.hop_decay, ge=0.0, le=1.0, validation_alias="BRAIN_GRAPH_HOP_DECAY"
+    hop_decay: Annotated[float, SETTING_BOUNDS["hop_decay"].constraint] = Field(
+        default=DEFAULT_SCORING.hop_decay, validation_alias="BRAIN_GRAPH_HOP_DECAY"
     )
-    hub_degree: int = Field(
-        default=DEFAULT_SCORING.hub_degree, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_HUB_DEGREE"
+    hub_degree: Annotated[int, SETTING_BOUNDS["hub_degree"].constraint] = Field(
+        default=DEFAULT_SCORING.hub_degree, validation_alias="BRAIN_GRAPH_HUB_DEGREE"
     )
-    neighbors_per_node: int = Field(
-        default=DEFAULT_SCORING.neighbors_per_node,
-        ge=0,
-        le=MAX_COUNT_SETTING,
-        validation_alias="BRAIN_GRAPH_NEIGHBORS_PER_NODE",
+    neighbors_per_node: Annotated[int, SETTING_BOUNDS["neighbors_per_node"].constraint] = Field(
+        default=DEFAULT_SCORING.neighbors_per_node, validation_alias="BRAIN_GRAPH_NEIGHBORS_PER_NODE"
     )
-    max_seeds: int = Field(
-        default=DEFAULT_SCORING.max_seeds, ge=0, le=MAX_COUNT_SETTING, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
+    max_seeds: Annotated[int, SETTING_BOUNDS["max_seeds"].constraint] = Field(
+        default=DEFAULT_SCORING.max_seeds, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
     )
     edge_weights: str = Field(default="", validation_alias="BRAIN_GRAPH_EDGE_WEIGHTS")
     embedder: str = Field(default="lexical", validation_alias="BRAIN_GRAPH_EMBEDDER")
@@ -102,7 +101,7 @@ class Settings(BaseSettings):
     @field_validator("edge_weights")
     @classmethod
     def _edge_weights(cls, value: str) -> str:
-        """``TYPE=weight`` pairs, comma-separated, each weight in 0..1."""
+        """``TYPE=weight`` pairs, comma-separated, each weight in :data:`~brain_graph.pipeline.ranking.WEIGHT`."""
         edge_weight_map(value)
         return value
 
@@ -119,10 +118,11 @@ def edge_weight_map(value: str) -> dict[str, float]:
             check_edge_type(name.strip())
         except (ValueError, ConfigurationError):
             weight = float("nan")
-        if not 0.0 <= weight <= 1.0:
+        if not WEIGHT.admits(weight):
             raise PydanticCustomError(
                 "edge_weights",
-                "comma-separated TYPE=weight pairs with UPPER_SNAKE_CASE types and weights in 0..1; {pair} is not one",
+                f"comma-separated TYPE=weight pairs with UPPER_SNAKE_CASE types and weights in {WEIGHT}; "
+                "{pair} is not one",
                 {"pair": repr(pair[:80])},
             )
         weights[name.strip()] = weight

@@ -27,7 +27,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
+
+from pydantic import Field
 
 from brain_graph.core.errors import ConfigurationError
 from brain_graph.core.scoring import SCORE_DECIMALS
@@ -39,6 +42,43 @@ MAX_COUNT_SETTING = 1_000  # hub_degree, neighbors_per_node, max_seeds: bounds t
 
 
 @dataclass(frozen=True)
+class Bound:
+    """The inclusive range of a scoring setting, the one definition both :class:`GraphScoring` checks
+    and the environment settings (:class:`brain_graph.pipeline.config.Settings`) apply.
+
+    An ``integer`` bound admits whole numbers only (no booleans), any other a finite number."""
+
+    low: int | float
+    high: int | float
+    integer: bool = False
+
+    def admits(self, value: object) -> bool:
+        """Whether ``value`` is a number of the bound's kind within it."""
+        if self.integer:
+            return isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
+        return isinstance(value, int | float) and math.isfinite(value) and self.low <= value <= self.high
+
+    @property
+    def constraint(self) -> Any:
+        """The bound as pydantic ``Annotated`` metadata (``ge``/``le``), for a settings field."""
+        return Field(ge=self.low, le=self.high)
+
+    def __str__(self) -> str:
+        return f"{_number(self.low)}..{_number(self.high)}"
+
+
+def _number(value: int | float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+WEIGHT = Bound(0.0, 1.0)  # link_weight, hop_decay and each edge weight
+COUNT = Bound(0, MAX_COUNT_SETTING, integer=True)
+SETTING_BOUNDS: Mapping[str, Bound] = MappingProxyType(
+    {"link_weight": WEIGHT, "hop_decay": WEIGHT, "hub_degree": COUNT, "neighbors_per_node": COUNT, "max_seeds": COUNT}
+)
+
+
+@dataclass(frozen=True)
 class GraphScoring:
     """The named settings of the graph-aware score (environment: ``BRAIN_GRAPH_GRAPH_BOOSTS``,
     ``BRAIN_GRAPH_LINK_WEIGHT``, ... see the README).
@@ -46,7 +86,8 @@ class GraphScoring:
     ``graph_boosts`` off gives pure vector ranking (``adjustedScore == vectorScore``; expansion still
     finds and lists the same candidates). ``edge_weights`` maps an edge type to its weight (1.0 when
     not listed). ``neighbors_per_node`` bounds the new nodes each frontier node adds per hop, its best
-    by score; ``max_seeds`` how many seeds' contributions count for one node."""
+    by score; ``max_seeds`` how many seeds' contributions count for one node. Each numeric setting
+    lies in its :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s."""
 
     graph_boosts: bool = True
     link_weight: float = 0.5
@@ -57,21 +98,16 @@ class GraphScoring:
     edge_weights: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("link_weight", "hop_decay"):
+        for name, bound in SETTING_BOUNDS.items():
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and 0.0 <= value <= 1.0):
-                raise ConfigurationError(f"GraphScoring.{name} must be a number in 0..1 (got {value!r})")
-        for name in ("hub_degree", "neighbors_per_node", "max_seeds"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_COUNT_SETTING:
-                raise ConfigurationError(
-                    f"GraphScoring.{name} must be an integer in 0..{MAX_COUNT_SETTING} (got {value!r})"
-                )
+            if not bound.admits(value):
+                kind = "an integer" if bound.integer else "a number"
+                raise ConfigurationError(f"GraphScoring.{name} must be {kind} in {bound} (got {value!r})")
         weights = {}
         for edge_type, weight in sorted(dict(self.edge_weights).items()):
             check_edge_type(edge_type)
-            if not (isinstance(weight, int | float) and math.isfinite(weight) and 0.0 <= weight <= 1.0):
-                raise ConfigurationError(f"GraphScoring.edge_weights[{edge_type}] must be in 0..1 (got {weight!r})")
+            if not WEIGHT.admits(weight):
+                raise ConfigurationError(f"GraphScoring.edge_weights[{edge_type}] must be in {WEIGHT} (got {weight!r})")
             weights[edge_type] = float(weight)
         object.__setattr__(self, "edge_weights", weights)
 

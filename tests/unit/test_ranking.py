@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,8 @@ from brain_graph.core.errors import ConfigurationError
 from brain_graph.embedding.profiles import default_profiles
 from brain_graph.graphs.search import build_graph
 from brain_graph.indexing.dataset import Dataset, load_dataset
-from brain_graph.pipeline.config import build_services, load_settings
-from brain_graph.pipeline.ranking import GraphScoring, SupportTable, pack_size
+from brain_graph.pipeline.config import Settings, build_services, edge_weight_map, load_settings
+from brain_graph.pipeline.ranking import SETTING_BOUNDS, WEIGHT, GraphScoring, SupportTable, pack_size
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import Link
 from brain_graph.stores.embedded import EmbeddedStore
@@ -247,6 +248,55 @@ def test_edge_weights_and_the_best_path_per_seed() -> None:
 def test_settings_are_validated(settings: dict[str, Any]) -> None:
     with pytest.raises(ConfigurationError, match=r"GraphScoring|edge type"):
         GraphScoring(**settings)
+
+
+def _admitted(make: Callable[[], object]) -> bool:
+    try:
+        make()
+    except ConfigurationError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(SETTING_BOUNDS))
+def test_the_environment_and_the_scoring_admit_the_same_values(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One bound per setting: its environment variable and GraphScoring accept and refuse alike."""
+    bound = SETTING_BOUNDS[name]
+    step = 1 if bound.integer else 0.001
+    variable = str(Settings.model_fields[name].validation_alias)
+    for value in (bound.low - step, bound.low, bound.high, bound.high + step):
+        monkeypatch.setenv(variable, str(value))
+        from_environment = _admitted(load_settings)
+        in_scoring = _admitted(lambda value=value: GraphScoring(**{name: value}))
+        assert from_environment == in_scoring == (value in (bound.low, bound.high)), (name, value)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"link_weight": 1.5}, "GraphScoring.link_weight must be a number in 0..1 (got 1.5)"),
+        ({"hop_decay": float("nan")}, "GraphScoring.hop_decay must be a number in 0..1 (got nan)"),
+        ({"max_seeds": 1001}, "GraphScoring.max_seeds must be an integer in 0..1000 (got 1001)"),
+        ({"hub_degree": True}, "GraphScoring.hub_degree must be an integer in 0..1000 (got True)"),
+        ({"edge_weights": {"REFERENCES": -1}}, "GraphScoring.edge_weights[REFERENCES] must be in 0..1 (got -1)"),
+    ],
+)
+def test_a_setting_out_of_bounds_names_its_range(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        GraphScoring(**settings)
+    assert str(error.value) == message
+
+
+def test_edge_weights_from_the_environment_have_the_scorings_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    for weight, admitted in ((WEIGHT.low, True), (WEIGHT.high, True), (WEIGHT.high + 0.001, False)):
+        monkeypatch.setenv("BRAIN_GRAPH_EDGE_WEIGHTS", f"IN_CLUSTER={weight}")
+        if admitted:
+            assert edge_weight_map(load_settings().edge_weights) == {"IN_CLUSTER": weight}
+            assert GraphScoring(edge_weights={"IN_CLUSTER": weight}).edge_weight("IN_CLUSTER") == weight
+        else:
+            with pytest.raises(ConfigurationError, match=r"weights in 0\.\.1;"):
+                load_settings()
+            assert not _admitted(lambda weight=weight: GraphScoring(edge_weights={"IN_CLUSTER": weight}))
 
 
 def test_pack_size_is_top_k_within_the_citation_limit() -> None:
