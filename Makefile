@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install install-models install-bench demo test lint format services-up services-down bench quality clean
+.PHONY: install install-models install-bench demo test lint format wire services-up services-down bench quality clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ lint: install  ## ruff + mypy
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+wire: install  ## Regenerate the wire TypedDicts and the GraphQL schema from the pydantic models (brain_graph/core/contracts.py)
+	$(BIN)/python scripts/generate_wire.py
 
 services-up:  ## Start Neo4j + Weaviate; prints the export lines
 	scripts/services up
