@@ -1,0 +1,264 @@
+"""A mapping: how a team's own Neo4j graph (and its vectors) reads as brain-graph's model.
+
+A TOML file (``BRAIN_GRAPH_MAPPING=path``) or the same structure in code, validated here once:
+
+.. code-block:: toml
+
+    id_property = "key"                      # the node id, unique within a tenant
+    tenant = { property = "tenantId" }       # or { fixed = "acme" }: one tenant for the whole graph
+    project_property = "project"             # optional
+    title_properties = ["title", "name"]     # the first present is the title
+    url_property = "url"                     # optional
+    secured_property = "secured"             # optional: nodes without it are public
+    acl_property = "acl"                     # optional: a list of "user:<id>" / "group:<name>" entries
+
+    [[nodes]]                                # one entry per searched label
+    label = "Ticket"
+    node_type = "cdm.work_item"
+    text = { summary = "summary", description = "body" }   # passage field -> property
+
+    [[edges]]                                # the allowlist: only these relationship types are followed
+    type = "MENTIONS"                        # the relationship type in the graph
+    as = "REFERENCES"                        # its brain-graph edge type
+
+    [clusters]                               # optional: episodes
+    label = "Topic"
+    membership = "IN_TOPIC"                  # (member)-[:IN_TOPIC]->(cluster)
+
+    [[vectors]]                              # the vectors of one profile
+    profile = "cdm.doc.body"
+    source = "neo4j"                         # a Neo4j vector index ...
+    index = "chunk_embedding"
+    property = "embedding"
+
+Every name that reaches Cypher (labels, property keys, relationship types) is checked here against
+a plain identifier rule and is quoted where it is used; values always travel as parameters.
+Problems are :class:`~brain_graph.core.errors.ConfigurationError` lines naming the mapping and key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.vocabulary import CLUSTER, check_edge_type
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+PASSAGE_FIELDS = ("summary", "description", "body", "code", "path")
+MAX_ENTRIES = 256
+
+
+def identifier(value: str) -> str:
+    """``value`` if it is a plain identifier (letters, digits, ``_``; not starting with a digit)."""
+    if not IDENTIFIER.match(value):
+        raise ValueError(f"{value!r} is not a plain identifier (letters, digits and _, at most 128)")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class TenantMapping(_Model):
+    """Where a node's tenant is: a property of every node, or one fixed tenant for the whole graph."""
+
+    property: Name | None = None
+    fixed: Name | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> TenantMapping:
+        if (self.property is None) == (self.fixed is None):
+            raise ValueError("give exactly one of property or fixed")
+        if self.property is not None:
+            identifier(self.property)
+        return self
+
+
+class NodeMapping(_Model):
+    """One searched label and the brain-graph node type its nodes have."""
+
+    label: Name
+    node_type: Name
+    text: dict[str, Name] = Field(default_factory=dict, max_length=len(PASSAGE_FIELDS))
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, value: str) -> str:
+        return identifier(value)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: dict[str, str]) -> dict[str, str]:
+        for field, prop in value.items():
+            if field not in PASSAGE_FIELDS:
+                raise ValueError(f"unknown passage field {field!r}; the fields are {', '.join(PASSAGE_FIELDS)}")
+            identifier(prop)
+        return value
+
+
+class EdgeMapping(_Model):
+    """A relationship type that is followed, and the brain-graph edge type it is read as."""
+
+    type: Name
+    as_type: Name = Field(alias="as")
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, value: str) -> str:
+        return identifier(value)
+
+    @field_validator("as_type")
+    @classmethod
+    def _as_type(cls, value: str) -> str:
+        try:
+            return check_edge_type(value)
+        except ConfigurationError as error:
+            raise ValueError(str(error)) from None
+
+
+class ClusterMapping(_Model):
+    """The label of cluster nodes (episodes) and the relationship from a member to its cluster."""
+
+    label: Name
+    membership: Name
+
+    @field_validator("label", "membership")
+    @classmethod
+    def _names(cls, value: str) -> str:
+        return identifier(value)
+
+
+class Neo4jVectors(_Model):
+    """A profile's vectors in a Neo4j vector index over ``property`` of the mapped nodes."""
+
+    profile: Name
+    source: Literal["neo4j"]
+    index: Name
+    property: Name
+
+    @field_validator("property")
+    @classmethod
+    def _property(cls, value: str) -> str:
+        return identifier(value)
+
+
+class WeaviateVectors(_Model):
+    """A profile's vectors in a Weaviate collection whose objects name their node in ``id_property``.
+
+    Tenancy is Weaviate's native multi-tenancy (``tenant_name``: the Weaviate tenant of a brain-graph
+    tenant, ``{tenant}`` replaced) or a property holding the tenant (``tenant_property``), or neither
+    when the mapping has one fixed tenant. ``vector`` names a named vector (None: the default one)."""
+
+    profile: Name
+    source: Literal["weaviate"]
+    collection: Name
+    id_property: Name
+    tenant_name: Name | None = None
+    tenant_property: Name | None = None
+    vector: Name | None = None
+
+    @field_validator("collection", "id_property", "tenant_property", "vector")
+    @classmethod
+    def _names(cls, value: str | None) -> str | None:
+        return None if value is None else identifier(value)
+
+    @model_validator(mode="after")
+    def _tenancy(self) -> WeaviateVectors:
+        if self.tenant_name is not None and self.tenant_property is not None:
+            raise ValueError("give tenant_name (native multi-tenancy) or tenant_property, not both")
+        if self.tenant_name is not None and "{tenant}" not in self.tenant_name:
+            raise ValueError("tenant_name must contain {tenant}")
+        return self
+
+
+VectorSource = Annotated[Neo4jVectors | WeaviateVectors, Field(discriminator="source")]
+
+
+class Mapping(_Model):
+    """The whole mapping (see the module docstring)."""
+
+    name: Name = "mapping"
+    id_property: Name = "id"
+    tenant: TenantMapping
+    project_property: Name | None = None
+    title_properties: list[Name] = Field(default_factory=lambda: ["title"], max_length=8)
+    url_property: Name | None = None
+    secured_property: Name | None = None
+    acl_property: Name | None = None
+    nodes: list[NodeMapping] = Field(min_length=1, max_length=MAX_ENTRIES)
+    edges: list[EdgeMapping] = Field(default_factory=list, max_length=MAX_ENTRIES)
+    clusters: ClusterMapping | None = None
+    vectors: list[VectorSource] = Field(default_factory=list, max_length=MAX_ENTRIES)
+
+    @field_validator("id_property", "project_property", "url_property", "secured_property", "acl_property")
+    @classmethod
+    def _property(cls, value: str | None) -> str | None:
+        return None if value is None else identifier(value)
+
+    @field_validator("title_properties")
+    @classmethod
+    def _titles(cls, value: list[str]) -> list[str]:
+        return [identifier(item) for item in value]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Mapping:
+        labels = [node.label for node in self.nodes]
+        if len(set(labels)) != len(labels):
+            raise ValueError("nodes: a label is mapped twice")
+        if self.clusters is not None and self.clusters.label in labels:
+            raise ValueError("clusters.label is also a searched node label")
+        types = [edge.type for edge in self.edges]
+        if len(set(types)) != len(types):
+            raise ValueError("edges: a relationship type is mapped twice")
+        profiles = [source.profile for source in self.vectors]
+        if len(set(profiles)) != len(profiles):
+            raise ValueError("vectors: a profile is mapped twice")
+        return self
+
+    @property
+    def labels(self) -> list[str]:
+        """Every label a search reads: the node labels, then the cluster label."""
+        cluster = [self.clusters.label] if self.clusters is not None else []
+        return [node.label for node in self.nodes] + cluster
+
+    def node_type_of(self, label: str) -> str:
+        """The brain-graph node type of a mapped label (the cluster label: ``kg.cluster``)."""
+        if self.clusters is not None and label == self.clusters.label:
+            return CLUSTER
+        return next(node.node_type for node in self.nodes if node.label == label)
+
+
+def _where(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    location = ".".join(str(part) for part in first["loc"]) or "mapping"
+    return f"{location}: {str(first['msg']).removeprefix('Value error, ')}"
+
+
+def parse_mapping(data: Any, *, origin: str = "mapping") -> Mapping:
+    """A :class:`Mapping` from its dict form; a problem is one :class:`ConfigurationError` line
+    naming ``origin`` and the key."""
+    try:
+        return Mapping.model_validate(data)
+    except ValidationError as error:
+        raise ConfigurationError(f"{origin}: {_where(error)}") from None
+
+
+def read_mapping(path: str | Path) -> Mapping:
+    """The mapping in the TOML file ``path`` (its ``name`` defaults to the file's stem)."""
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigurationError(f"BRAIN_GRAPH_MAPPING {str(file)!r}: {error.strerror or error}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigurationError(f"mapping {file.name}: not valid TOML ({error})") from None
+    data.setdefault("name", file.stem)
+    return parse_mapping(data, origin=f"mapping {file.name}")
