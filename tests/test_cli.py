@@ -123,7 +123,10 @@ def test_every_malformed_dataset_exits_2_in_one_line(tmp_path: Path, content: by
 @pytest.mark.parametrize(
     ("variables", "message"),
     [
-        ({"BRAIN_GRAPH_BACKEND": "neo4j"}, "BRAIN_GRAPH_BACKEND: Input should be 'embedded' or 'neo4j-weaviate'"),
+        (
+            {"BRAIN_GRAPH_BACKEND": "neo4j"},
+            "BRAIN_GRAPH_BACKEND: Input should be 'embedded', 'neo4j-weaviate' or 'mapped'",
+        ),
         (  # a backend's own settings are read when that backend is built
             {"BRAIN_GRAPH_BACKEND": "neo4j-weaviate", "BRAIN_GRAPH_BACKEND_TIMEOUT": "soon"},
             "BRAIN_GRAPH_BACKEND_TIMEOUT: Input should be a valid number",

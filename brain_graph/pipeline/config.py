@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Annotated
 
 from langchain_core.embeddings import Embeddings
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings
 
@@ -31,7 +31,8 @@ class Settings(BaseSettings):
 
     model_config = ENV_CONFIG
 
-    backend: str = Field(default="embedded", validation_alias="BRAIN_GRAPH_BACKEND")
+    backend: str = Field(default="", validation_alias="BRAIN_GRAPH_BACKEND")
+    mapping: str = Field(default="", validation_alias="BRAIN_GRAPH_MAPPING")
     service_principal: bool = Field(default=False, validation_alias="BRAIN_GRAPH_SERVICE_PRINCIPAL")
     max_expand_depth: int = Field(
         default=DEFAULT_MAX_EXPAND_DEPTH, ge=0, le=6, validation_alias="BRAIN_GRAPH_MAX_EXPAND_DEPTH"
@@ -77,9 +78,17 @@ class Settings(BaseSettings):
     @field_validator("backend")
     @classmethod
     def _registered(cls, value: str) -> str:
-        if value not in backend_names():
+        if value and value not in backend_names():
             raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": allowed_backends()})
         return value
+
+    @model_validator(mode="after")
+    def _default_backend(self) -> Settings:
+        """Without ``BRAIN_GRAPH_BACKEND``: the mapped backend when ``BRAIN_GRAPH_MAPPING`` names a
+        mapping, else the embedded store."""
+        if not self.backend:
+            self.backend = "mapped" if self.mapping else "embedded"
+        return self
 
     @field_validator("safe_edge_types")
     @classmethod

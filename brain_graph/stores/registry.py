@@ -55,3 +55,4 @@ def module_factory(module: str) -> BackendFactory:
 
 register_backend("embedded", module_factory("brain_graph.stores.embedded"))
 register_backend("neo4j-weaviate", module_factory("brain_graph.stores.neo4j_weaviate.backend"))
+register_backend("mapped", module_factory("brain_graph.stores.mapped.backend"))

@@ -371,3 +371,13 @@ def dangling_edge_error(edges: Sequence[EdgeRecord], missing: set[tuple[str, str
                     "tenants)"
                 )
     return None
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` may not reach a hit, passage or citation (None: it may)."""
+    return _url_problem(url)
+
+
+def node_id_problem(node_id: str) -> str | None:
+    """Why ``node_id`` is not a node id brain-graph prints (None: it is)."""
+    return _node_id(node_id)

@@ -92,3 +92,10 @@ def test_a_file_that_is_not_toml_or_missing_is_one_line(tmp_path: Path) -> None:
         read_mapping(bad)
     with pytest.raises(ConfigurationError, match=r"^BRAIN_GRAPH_MAPPING '.*missing\.toml': "):
         read_mapping(tmp_path / "missing.toml")
+
+
+def test_a_collection_must_keep_tenants_apart_when_the_tenant_is_a_property() -> None:
+    source = {"profile": "p", "source": "weaviate", "collection": "C", "id_property": "id"}
+    with pytest.raises(ConfigurationError, match=r"^mapping: vectors\.0: the tenant is a node property"):
+        parse_mapping({**base(), "tenant": {"property": "org"}, "vectors": [source]})
+    assert parse_mapping({**base(), "vectors": [source]}).vectors  # one fixed tenant: the whole collection is it

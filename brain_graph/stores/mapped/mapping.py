@@ -11,6 +11,7 @@ A TOML file (``BRAIN_GRAPH_MAPPING=path``) or the same structure in code, valida
     url_property = "url"                     # optional
     secured_property = "secured"             # optional: nodes without it are public
     acl_property = "acl"                     # optional: a list of "user:<id>" / "group:<name>" entries
+    properties = ["status", "clusterKind"]   # optional: copied into a node's properties when present
 
     [[nodes]]                                # one entry per searched label
     label = "Ticket"
@@ -46,10 +47,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.passage_heads import PASSAGE_FIELDS
 from brain_graph.core.vocabulary import CLUSTER, check_edge_type
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-PASSAGE_FIELDS = ("summary", "description", "body", "code", "path")
 MAX_ENTRIES = 256
 
 
@@ -125,10 +126,17 @@ class EdgeMapping(_Model):
 
 
 class ClusterMapping(_Model):
-    """The label of cluster nodes (episodes) and the relationship from a member to its cluster."""
+    """The label of cluster nodes (episodes), the relationship from a member to its cluster, and the
+    properties of a cluster's passage fields."""
 
     label: Name
     membership: Name
+    text: dict[str, Name] = Field(default_factory=dict, max_length=len(PASSAGE_FIELDS))
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: dict[str, str]) -> dict[str, str]:
+        return NodeMapping._text(value)
 
     @field_validator("label", "membership")
     @classmethod
@@ -143,6 +151,7 @@ class Neo4jVectors(_Model):
     source: Literal["neo4j"]
     index: Name
     property: Name
+    embedder: Name | None = None  # the embedder's name (as brain-graph names it) that made the vectors
 
     @field_validator("property")
     @classmethod
@@ -164,6 +173,7 @@ class WeaviateVectors(_Model):
     tenant_name: Name | None = None
     tenant_property: Name | None = None
     vector: Name | None = None
+    embedder: Name | None = None  # the embedder's name (as brain-graph names it) that made the vectors
 
     @field_validator("collection", "id_property", "tenant_property", "vector")
     @classmethod
@@ -193,6 +203,7 @@ class Mapping(_Model):
     url_property: Name | None = None
     secured_property: Name | None = None
     acl_property: Name | None = None
+    properties: list[Name] = Field(default_factory=list, max_length=MAX_ENTRIES)
     nodes: list[NodeMapping] = Field(min_length=1, max_length=MAX_ENTRIES)
     edges: list[EdgeMapping] = Field(default_factory=list, max_length=MAX_ENTRIES)
     clusters: ClusterMapping | None = None
@@ -203,7 +214,7 @@ class Mapping(_Model):
     def _property(cls, value: str | None) -> str | None:
         return None if value is None else identifier(value)
 
-    @field_validator("title_properties")
+    @field_validator("title_properties", "properties")
     @classmethod
     def _titles(cls, value: list[str]) -> list[str]:
         return [identifier(item) for item in value]
@@ -221,6 +232,13 @@ class Mapping(_Model):
         profiles = [source.profile for source in self.vectors]
         if len(set(profiles)) != len(profiles):
             raise ValueError("vectors: a profile is mapped twice")
+        for index, source in enumerate(self.vectors):
+            apart = not isinstance(source, WeaviateVectors) or source.tenant_name or source.tenant_property
+            if self.tenant.fixed is None and not apart:
+                raise ValueError(
+                    f"vectors.{index}: the tenant is a node property, so the collection must keep tenants "
+                    "apart: give tenant_name (Weaviate multi-tenancy) or tenant_property"
+                )
         return self
 
     @property
@@ -238,8 +256,9 @@ class Mapping(_Model):
 
 def _where(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
-    location = ".".join(str(part) for part in first["loc"]) or "mapping"
-    return f"{location}: {str(first['msg']).removeprefix('Value error, ')}"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    location = ".".join(str(part) for part in first["loc"])
+    return f"{location}: {message}" if location else message
 
 
 def parse_mapping(data: Any, *, origin: str = "mapping") -> Mapping:

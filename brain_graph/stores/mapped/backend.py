@@ -1,0 +1,231 @@
+"""The mapped backend: a :class:`~brain_graph.stores.base.StorageBackend` that searches a team's own
+Neo4j graph (and its vectors, in Neo4j vector indexes or Weaviate collections) through a mapping.
+
+It never writes: every Neo4j statement runs in a read session, nothing creates constraints, indexes,
+collections or tenants, and ``load``, ``apply``, the indexer's reads and the administration's drops
+refuse with :class:`ReadOnlyBackendError` naming the mapping.
+
+Round trips per search (P: profiles with a vector source; D: expand depth), whatever topK: the
+seeds take P source requests and 3 Neo4j statements (visibility of the candidates, the hits'
+metadata, their links); each further hop 1 Neo4j statement for the links plus, for the new nodes'
+scores, 1 Neo4j statement and P source requests; the context 4 Neo4j statements (metadata of the new
+nodes with the visibility of the known ones, edges among them, cluster memberships, passage texts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings
+
+from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.stores.base import (
+    ChangeSet,
+    EdgeRecord,
+    NodeRecord,
+    ProfileIndexInfo,
+    TenantCounts,
+    VectorRecord,
+    VectorState,
+)
+from brain_graph.stores.mapped.graph import MappedGraph
+from brain_graph.stores.mapped.mapping import Mapping, Neo4jVectors, WeaviateVectors, read_mapping
+from brain_graph.stores.mapped.neo4j_source import Neo4jIndexSource
+from brain_graph.stores.mapped.sources import VectorSource
+from brain_graph.stores.mapped.vectors import MappedVectorIndex
+from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient, uri_problem
+from brain_graph.stores.readiness import Check
+from brain_graph.stores.search_reads import ComposedSearchReads
+
+
+class ReadOnlyBackendError(ConfigurationError):
+    """A write asked of a mapped backend, which never writes the team's database."""
+
+    code = "READ_ONLY_BACKEND"
+
+
+class MappedSettings(BaseSettings):
+    """The mapping file and the connections of the mapped backend (the usual server settings)."""
+
+    model_config = ENV_CONFIG
+
+    mapping: Path = Field(validation_alias="BRAIN_GRAPH_MAPPING")
+    timeout_s: float = Field(default=5.0, gt=0, le=300, validation_alias="BRAIN_GRAPH_BACKEND_TIMEOUT")
+    neo4j_uri: str = Field(default="bolt://127.0.0.1:7687", validation_alias="NEO4J_URI")
+    neo4j_user: str = Field(default="neo4j", validation_alias="NEO4J_USER")
+    neo4j_password: str = Field(default="", validation_alias="NEO4J_PASSWORD")
+    neo4j_database: str = Field(default="neo4j", validation_alias="NEO4J_DATABASE")
+    weaviate_host: str = Field(default="127.0.0.1", validation_alias="WEAVIATE_HOST")
+    weaviate_http_port: int = Field(default=8080, validation_alias="WEAVIATE_HTTP_PORT")
+    weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
+    weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
+    weaviate_secure: bool = Field(default=False, validation_alias="WEAVIATE_SECURE")
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri(cls, value: str) -> str:
+        problem = uri_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
+class MappedBackend:
+    """See the module docstring. ``weaviate_source`` builds the source of a Weaviate-backed profile
+    (connections come from the settings); a mapping without Weaviate sources never connects to Weaviate."""
+
+    name = "mapped"
+
+    def __init__(self, mapping: Mapping, neo4j: Neo4jClient, sources: Sequence[VectorSource] = ()) -> None:
+        self.mapping = mapping
+        self.neo4j = neo4j
+        self.graph = MappedGraph(neo4j, mapping)
+        self.sources = {source.profile_id: source for source in sources}
+        embedders = {config.profile: config.embedder for config in mapping.vectors}
+        self._vectors = MappedVectorIndex(self.graph, self.sources, embedders)
+        self._search_reads = ComposedSearchReads(self._vectors, self.graph, self.graph)
+
+    @classmethod
+    def with_neo4j_sources(
+        cls, mapping: Mapping, neo4j: Neo4jClient, weaviate_sources: Sequence[VectorSource] = ()
+    ) -> MappedBackend:
+        """The backend with a source per Neo4j-index profile of the mapping, plus ``weaviate_sources``."""
+        graph = MappedGraph(neo4j, mapping)
+        sources: list[VectorSource] = [
+            Neo4jIndexSource(neo4j, graph.statements, config)
+            for config in mapping.vectors
+            if isinstance(config, Neo4jVectors)
+        ]
+        return cls(mapping, neo4j, [*sources, *weaviate_sources])
+
+    def refused(self, action: str) -> ReadOnlyBackendError:
+        """The error of a write asked of this backend."""
+        return ReadOnlyBackendError(
+            f"mapping {self.mapping.name!r} is read-only: brain-graph never writes a mapped database "
+            f"({action} needs the embedded or the neo4j-weaviate backend)"
+        )
+
+    # -- the stores -------------------------------------------------------------------------------
+
+    @property
+    def vector_index(self) -> MappedVectorIndex:
+        return self._vectors
+
+    @property
+    def graph_store(self) -> MappedGraph:
+        return self.graph
+
+    @property
+    def passage_source(self) -> MappedGraph:
+        return self.graph
+
+    @property
+    def search_reads(self) -> ComposedSearchReads:
+        return self._search_reads
+
+    @property
+    def admin(self) -> MappedBackend:
+        return self
+
+    @property
+    def index_store(self) -> MappedBackend:
+        return self
+
+    # -- writes: refused --------------------------------------------------------------------------
+
+    def apply(self, changes: ChangeSet) -> None:
+        raise self.refused("writing changes")
+
+    def load(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        vectors: Sequence[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+        *,
+        replace: bool,
+    ) -> None:
+        raise self.refused("loading a dataset")
+
+    def drop_tenants(self, tenant_ids: Sequence[str]) -> None:
+        raise self.refused("dropping tenants")
+
+    def drop_profiles(self, profile_ids: Sequence[str]) -> None:
+        raise self.refused("dropping profiles")
+
+    # -- the indexer's reads: refused (the team's pipeline writes the vectors) ---------------------
+
+    def tenants(self) -> list[str]:
+        raise self.refused("indexing")
+
+    def node_page(
+        self, tenant_id: str, *, node_types: Sequence[str], after: str | None, limit: int
+    ) -> list[NodeRecord]:
+        raise self.refused("indexing")
+
+    def count_nodes(self, tenant_id: str, node_types: Sequence[str]) -> int:
+        raise self.refused("indexing")
+
+    def get_records(self, tenant_id: str, node_ids: Sequence[str]) -> list[NodeRecord]:
+        raise self.refused("indexing")
+
+    def vector_states(
+        self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
+    ) -> list[VectorState]:
+        raise self.refused("indexing")
+
+    def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
+        return {}
+
+    # -- administration ---------------------------------------------------------------------------
+
+    def count(self, tenant_id: str) -> TenantCounts:
+        raise self.refused("counting a tenant's contents")
+
+    def round_trips(self) -> dict[str, int]:
+        return {"neo4j": self.neo4j.round_trips}
+
+    def readiness_checks(self) -> dict[str, Check]:
+        """Neo4j answers (the vector sources are checked by the searches that use them)."""
+        return {"neo4j": self.neo4j.ping}
+
+    def close(self) -> None:
+        for source in self.sources.values():
+            source.close()
+        self.neo4j.close()
+
+
+def from_settings(settings: MappedSettings) -> MappedBackend:
+    """The backend the settings describe; connects lazily."""
+    mapping = read_mapping(settings.mapping)
+    neo4j = Neo4jClient(
+        uri=settings.neo4j_uri,
+        user=settings.neo4j_user,
+        password=settings.neo4j_password,
+        database=settings.neo4j_database,
+        timeout_s=settings.timeout_s,
+    )
+    weaviate: list[VectorSource] = []
+    configs = [config for config in mapping.vectors if isinstance(config, WeaviateVectors)]
+    if configs:
+        from brain_graph.stores.mapped.weaviate_source import WeaviateSource
+
+        connection = {
+            "host": settings.weaviate_host,
+            "http_port": settings.weaviate_http_port,
+            "grpc_port": settings.weaviate_grpc_port,
+            "api_key": settings.weaviate_api_key,
+            "secure": settings.weaviate_secure,
+            "timeout_s": settings.timeout_s,
+        }
+        weaviate = [WeaviateSource.from_mapping(mapping, config, **connection) for config in configs]
+    return MappedBackend.with_neo4j_sources(mapping, neo4j, weaviate)
+
+
+def from_environment(**overrides: Any) -> MappedBackend:
+    """The mapped backend of ``BRAIN_GRAPH_MAPPING`` and the connection settings (``overrides`` by field name)."""
+    return from_settings(read_settings(MappedSettings, **overrides))

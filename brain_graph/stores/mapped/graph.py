@@ -1,0 +1,196 @@
+"""The graph reads of the mapped backend: :class:`~brain_graph.stores.base.GraphStore` and
+:class:`~brain_graph.stores.base.PassageSource` over a team's own Neo4j graph, one read statement each.
+
+Values from the team's data are taken only when they are what brain-graph would have loaded: a title
+that is not a string is no title, a url that is not an absolute http(s) URL is no url, a project that
+is not an identifier is no project, an ACL entry that is not a string is dropped, text fields that are
+not strings are absent. A node is never refused for them (it simply has less to show).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from brain_graph.core.contracts import MAX_PROJECT_CHARS, identifier_problem
+from brain_graph.core.passage_heads import FieldHead, read_heads
+from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import CLUSTER, IN_CLUSTER
+from brain_graph.stores.base import ClusterMembership, EdgeRecord, Link, Neighborhood, NodeRecord
+from brain_graph.stores.mapped.cypher import MappedStatements
+from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
+from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
+from brain_graph.stores.write_checks import url_problem
+
+
+def _plain(value: Any) -> bool:
+    """Whether a property value is one brain-graph keeps: a string, finite number, bool, or a list of them."""
+    if isinstance(value, list):
+        return all(_plain(item) and not isinstance(item, list) for item in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int | bool)
+
+
+class MappedGraph:
+    """Graph store and passage source of a mapping (see the module docstring)."""
+
+    def __init__(self, client: Neo4jClient, mapping: GraphMapping) -> None:
+        self._client = client
+        self.mapping = mapping
+        self.statements = MappedStatements(mapping)
+        self._get_nodes = self.statements.get_nodes()
+        self._visible_ids = self.statements.visible_ids()
+        self._get_texts = self.statements.get_texts()
+        self._memberships = self.statements.cluster_memberships() if mapping.clusters is not None else None
+        self._text_of = {node.label: node.text for node in mapping.nodes}
+        if mapping.clusters is not None:
+            self._text_of[mapping.clusters.label] = mapping.clusters.text
+
+    def _read(self, statement: str, params: Mapping[str, Any]) -> list[Any]:
+        """One read statement; its names come from the validated mapping, quoted (:mod:`.cypher`)."""
+        return self._client.read(statement, params)
+
+    def params(self, scope: AccessScope, **values: Any) -> dict[str, Any]:
+        """The scope's parameters (tenant, identities, service mode) plus ``values``."""
+        fixed = self.mapping.tenant.fixed
+        return {
+            "tenantId": scope.tenant_id,
+            "fixedTenant": fixed,
+            "allSecured": scope.all_secured,
+            "identities": list(scope.sorted_identities),
+            **values,
+        }
+
+    # -- records -----------------------------------------------------------------------------------
+
+    def _label(self, labels: Sequence[str]) -> str | None:
+        """The first mapped label (mapping order) among ``labels``."""
+        present = set(labels)
+        return next((label for label in self.mapping.labels if label in present), None)
+
+    def record(self, data: Mapping[str, Any], tenant_id: str) -> NodeRecord | None:
+        """The metadata record of a node read with :meth:`MappedStatements.meta` (None: not a mapped node)."""
+        label = self._label(data["labels"])
+        if label is None:
+            return None
+        title, url, project = data["title"], data["url"], data["project"]
+        acl = data["acl"] if isinstance(data["acl"], list) else []
+        return NodeRecord(
+            tenant_id=tenant_id,
+            node_id=data["id"],
+            node_type=self.mapping.node_type_of(label),
+            project_key=project
+            if isinstance(project, str) and not identifier_problem(project, MAX_PROJECT_CHARS)
+            else None,
+            title=title if isinstance(title, str) else None,
+            url=url if isinstance(url, str) and url_problem(url) is None else None,
+            secured=data["secured"] is not False and data["secured"] is not None,
+            acl=tuple(sorted({entry for entry in acl if isinstance(entry, str)})),
+            properties={key: value for key, value in data["properties"].items() if _plain(value)},
+        )
+
+    def edge_type(self, rel_type: str) -> str:
+        """The brain-graph edge type of a relationship type the mapping follows."""
+        clusters = self.mapping.clusters
+        if clusters is not None and rel_type == clusters.membership:
+            return IN_CLUSTER
+        return next(edge.as_type for edge in self.mapping.edges if edge.type == rel_type)
+
+    def rel_types(self, edge_types: Sequence[str]) -> list[str]:
+        """The relationship types read as ``edge_types`` (sorted, each once)."""
+        wanted = set(edge_types)
+        found = {edge.type for edge in self.mapping.edges if edge.as_type in wanted}
+        if IN_CLUSTER in wanted and self.mapping.clusters is not None:
+            found.add(self.mapping.clusters.membership)
+        return sorted(found)
+
+    # -- GraphStore --------------------------------------------------------------------------------
+
+    def get_nodes(self, node_ids: Sequence[str], *, scope: AccessScope) -> list[NodeRecord]:
+        if not node_ids:
+            return []
+        rows = self._read(self._get_nodes, self.params(scope, nodeIds=list(dict.fromkeys(node_ids))))
+        records = [self.record(row["node"], scope.tenant_id) for row in rows]
+        return [record for record in records if record is not None]
+
+    def visible_ids(self, node_ids: Sequence[str], *, scope: AccessScope, project_key: str | None) -> set[str]:
+        """The ids among ``node_ids`` of visible nodes (in ``project_key`` when set)."""
+        if not node_ids:
+            return set()
+        params = self.params(scope, nodeIds=list(dict.fromkeys(node_ids)), projectKey=project_key)
+        return {row["id"] for row in self._read(self._visible_ids, params)}
+
+    def links(
+        self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
+    ) -> Neighborhood:
+        ids = list(dict.fromkeys(frontier))
+        degrees = dict.fromkeys(ids, 0)
+        types = self.rel_types(edge_types)
+        if not ids or not types:
+            return Neighborhood(degrees, [])
+        params = self.params(scope, frontier=ids, maxDegree=max_degree)
+        links: list[Link] = []
+        for row in self._read(self.statements.links(types), params):
+            source = row["frontierId"]
+            degrees[source] = int(row["degree"])
+            links += (Link(source, self.edge_type(t), neighbor, bool(out)) for t, neighbor, out in row["links"])
+        return Neighborhood(degrees, sorted(set(links)))
+
+    def edges_among(
+        self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]
+    ) -> list[EdgeRecord]:
+        types = self.rel_types(edge_types)
+        if not node_ids or not types:
+            return []
+        params = self.params(scope, nodeIds=sorted(set(node_ids)))
+        rows = self._read(self.statements.edges_among(types), params)
+        ends = {(self.edge_type(row["type"]), row["fromId"], row["toId"]) for row in rows}
+        return [EdgeRecord(scope.tenant_id, *end) for end in sorted(ends)]
+
+    def cluster_memberships(
+        self, node_ids: Sequence[str], *, scope: AccessScope, known: Sequence[str] = ()
+    ) -> list[ClusterMembership]:
+        if not node_ids or self._memberships is None:
+            return []
+        skip = set(known)
+        rows = self._read(self._memberships, self.params(scope, nodeIds=sorted(set(node_ids))))
+        found: dict[tuple[str, str], ClusterMembership] = {}
+        for row in rows:
+            cluster = self.record(row["cluster"], scope.tenant_id)
+            if cluster is None or cluster.node_type != CLUSTER:
+                continue
+            key = (cluster.node_id, row["memberId"])
+            found[key] = ClusterMembership(
+                row["memberId"], cluster.node_id, int(row["size"]), None if cluster.node_id in skip else cluster
+            )
+        return [found[key] for key in sorted(found)]
+
+    # -- PassageSource -----------------------------------------------------------------------------
+
+    def _text_rows(self, node_ids: Sequence[str], scope: AccessScope) -> list[tuple[str, str, dict[str, str]]]:
+        """``(id, node type, text fields)`` of the visible mapped nodes among ``node_ids``."""
+        if not node_ids:
+            return []
+        rows = self._read(self._get_texts, self.params(scope, nodeIds=list(dict.fromkeys(node_ids))))
+        found = []
+        for row in rows:
+            label = self._label(row["labels"])
+            if label is None:
+                continue
+            fields = self._text_of.get(label, {})
+            text = {field: value for field, prop in fields.items() if isinstance(value := row["text"].get(prop), str)}
+            found.append((row["id"], self.mapping.node_type_of(label), text))
+        return found
+
+    def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, Mapping[str, str]]:
+        return {node_id: text for node_id, _, text in self._text_rows(node_ids, scope)}
+
+    def get_passage_heads(
+        self, node_ids: Sequence[str], *, scope: AccessScope, whole: bool = False
+    ) -> dict[str, Mapping[str, FieldHead]]:
+        return {
+            node_id: read_heads(node_type, None, text, whole=whole)
+            for node_id, node_type, text in self._text_rows(node_ids, scope)
+        }
