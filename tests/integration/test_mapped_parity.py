@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,14 +25,14 @@ import pytest
 
 from brain_graph import BrainSearchContext, SearchServices, build_graph, example_dataset_path, read_dataset
 from brain_graph.auth.principals import as_principal
-from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
 from brain_graph.indexing.dataset import embed_nodes
 from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.base import ChangeSet
 from brain_graph.stores.mapped.backend import MappedBackend, ReadOnlyBackendError
 from brain_graph.stores.mapped.mapping import Mapping, parse_mapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
-from tests.helpers import make_store
+from tests.helpers import closed_port, make_store
 from tests.integration.servers import server_settings
 from tests.platform.cases import SEARCHES
 
@@ -299,3 +300,41 @@ def test_brain_graph_mapping_makes_the_cli_search_through_the_mapping(
     assert loading.returncode != 0
     assert loading.stderr.strip().count("\n") == 0
     assert "mapping 'foreign-parity' is read-only" in loading.stderr
+
+
+@pytest.mark.parametrize(("depth", "statements"), [(0, 8), (1, 12), (2, 16)])
+def test_round_trips_do_not_depend_on_top_k(
+    foreign: tuple[SearchServices, SearchServices, neo4j.Driver], depth: int, statements: int
+) -> None:
+    """Neo4j statements per search over P = 2 Neo4j-index profiles, as the backend's docstring counts
+    them: the seeds P + 2 (+ 1 for the hits' links when expanding), each hop's scores 1 + P, each hop
+    after the first 1 for its links, the context 4: 8, 12 and 16 at depth 0, 1 and 2, whatever topK."""
+    _, mapped, _ = foreign
+    backend = cast(MappedBackend, mapped.backend)
+
+    def counted(top_k: int) -> tuple[int, dict[str, Any]]:
+        request = {
+            "queryText": "token refresh outage",
+            "filter": {"tenantId": "acme", "secured": False, "profileKindIn": ["work", "doc"]},
+            "options": {"topK": top_k, "expandDepth": depth, "maxNodes": 1000},
+        }
+        before = backend.round_trips()["neo4j"]
+        output = run(mapped, request, None)
+        return backend.round_trips()["neo4j"] - before, output
+
+    counted(5)  # the vector indexes' dimensions are read once per backend
+    small, small_out = counted(5)
+    large, large_out = counted(50)
+    assert len(small_out["hits"]) == 5
+    assert len(large_out["hits"]) > 30
+    assert small == large == statements
+
+
+def test_a_neo4j_that_is_down_fails_the_search_within_its_timeout() -> None:
+    client = Neo4jClient(uri=f"bolt://127.0.0.1:{closed_port()}", user="neo4j", password="x", timeout_s=2.0)
+    services = SearchServices(backend=MappedBackend.with_neo4j_sources(mapping(), client))
+    request = {"queryText": "token refresh", "filter": {"tenantId": "acme", "secured": False}}
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailableError, match="neo4j"):
+        run(services, request, None)
+    assert time.monotonic() - started < 30  # the 2 s timeout, with room for a busy machine
