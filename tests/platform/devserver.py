@@ -4,6 +4,7 @@ process group so it and any child it spawns are stopped together."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -14,6 +15,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -141,3 +143,15 @@ def run_dev_server(
             yield DevServer(url=url, log_path=log_path, process=process)
         finally:
             stop(process)
+
+
+def sse_events(text: str) -> list[tuple[str, Any]]:
+    """The ``(event, data)`` pairs of a server-sent events body (``data`` decoded from JSON)."""
+    events: list[tuple[str, Any]] = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        lines = block.splitlines()
+        event = next((line.removeprefix("event:").strip() for line in lines if line.startswith("event:")), None)
+        data = "\n".join(line.removeprefix("data:").strip() for line in lines if line.startswith("data:"))
+        if event is not None:
+            events.append((event, json.loads(data) if data else None))
+    return events

@@ -15,7 +15,7 @@ import pytest
 from brain_graph.auth import TokenIssuer
 from brain_graph.graphs.search import GRAPH_NAME
 from tests.platform.cases import SECURED_POSTMORTEM
-from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
+from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server, sse_events
 
 pytestmark = pytest.mark.server
 
@@ -56,14 +56,7 @@ def streamed(server: DevServer, headers: dict[str, str], path: str, body: dict[s
         text = response.read().decode("utf-8")
         if response.status_code != 200:
             return [("http", {"status": response.status_code, "body": text})]
-    events: list[tuple[str, Any]] = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        lines = block.splitlines()
-        event = next((line.removeprefix("event:").strip() for line in lines if line.startswith("event:")), None)
-        data = "\n".join(line.removeprefix("data:").strip() for line in lines if line.startswith("data:"))
-        if event is not None:
-            events.append((event, json.loads(data) if data else None))
-    return events
+    return sse_events(text)
 
 
 @pytest.mark.parametrize("namespace", ["x", f"{GRAPH_NAME}:1"])

@@ -3,7 +3,6 @@ in-process result; streams show the six steps; bad requests fail with the field 
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 import httpx
@@ -23,7 +22,7 @@ from tests.platform.cases import (
     canonical,
     in_process,
 )
-from tests.platform.devserver import DevServer
+from tests.platform.devserver import DevServer, sse_events
 
 pytestmark = pytest.mark.server
 
@@ -34,18 +33,10 @@ def _context(principal: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _sse(url: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
     """The ``(event, data)`` pairs of a plain-HTTP ``/runs/stream`` response."""
-    events: list[tuple[str, Any]] = []
     with httpx.stream("POST", f"{url}/runs/stream", json=body, timeout=60) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
-        text = response.read().decode("utf-8")
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        lines = block.splitlines()
-        event = next((line.removeprefix("event:").strip() for line in lines if line.startswith("event:")), None)
-        data = "\n".join(line.removeprefix("data:").strip() for line in lines if line.startswith("data:"))
-        if event is not None:
-            events.append((event, json.loads(data) if data else None))
-    return events
+        return sse_events(response.read().decode("utf-8"))
 
 
 def test_server_is_up_with_the_custom_health_route(dev_server: DevServer) -> None:

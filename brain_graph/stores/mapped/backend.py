@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings
+from pydantic import Field
 
-from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.environment import read_settings
 from brain_graph.core.errors import ConfigurationError
 from brain_graph.stores.base import (
     ChangeSet,
@@ -37,7 +36,8 @@ from brain_graph.stores.mapped.mapping import Mapping, Neo4jVectors, WeaviateVec
 from brain_graph.stores.mapped.neo4j_source import Neo4jIndexSource
 from brain_graph.stores.mapped.sources import VectorSource
 from brain_graph.stores.mapped.vectors import MappedVectorIndex
-from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient, uri_problem
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
+from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.readiness import Check
 from brain_graph.stores.search_reads import ComposedSearchReads
 
@@ -48,30 +48,11 @@ class ReadOnlyBackendError(ConfigurationError):
     code = "READ_ONLY_BACKEND"
 
 
-class MappedSettings(BaseSettings):
-    """The mapping file and the connections of the mapped backend (the usual server settings)."""
-
-    model_config = ENV_CONFIG
+class MappedSettings(Neo4jWeaviateSettings):
+    """The mapping file, and the connections the mapped backend shares with the neo4j-weaviate backend
+    (the same variables: ``NEO4J_*``, ``WEAVIATE_*``, ``BRAIN_GRAPH_BACKEND_TIMEOUT``)."""
 
     mapping: Path = Field(validation_alias="BRAIN_GRAPH_MAPPING")
-    timeout_s: float = Field(default=5.0, gt=0, le=300, validation_alias="BRAIN_GRAPH_BACKEND_TIMEOUT")
-    neo4j_uri: str = Field(default="bolt://127.0.0.1:7687", validation_alias="NEO4J_URI")
-    neo4j_user: str = Field(default="neo4j", validation_alias="NEO4J_USER")
-    neo4j_password: str = Field(default="", validation_alias="NEO4J_PASSWORD")
-    neo4j_database: str = Field(default="neo4j", validation_alias="NEO4J_DATABASE")
-    weaviate_host: str = Field(default="127.0.0.1", validation_alias="WEAVIATE_HOST")
-    weaviate_http_port: int = Field(default=8080, validation_alias="WEAVIATE_HTTP_PORT")
-    weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
-    weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
-    weaviate_secure: bool = Field(default=False, validation_alias="WEAVIATE_SECURE")
-
-    @field_validator("neo4j_uri")
-    @classmethod
-    def _neo4j_uri(cls, value: str) -> str:
-        problem = uri_problem(value)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
 
 
 class MappedBackend:
