@@ -147,6 +147,19 @@ class MappedStatements:
             f"RETURN type(r) AS type, a.{self.id} AS fromId, b.{self.id} AS toId"
         )
 
+    def count(self, rel_types: Sequence[str]) -> str:
+        """``nodes``: the tenant's mapped nodes with an id, whoever may see them; ``edges``: the
+        relationships of ``rel_types`` from one of them to another (one per type and pair of nodes)."""
+        own = f"{self.tenant('n')} AND n.{self.id} IS :: STRING NOT NULL"
+        branches = " UNION ".join(f"MATCH (n:{quoted(label)}) WHERE {own} RETURN n" for label in self.mapping.labels)
+        out = (
+            f"MATCH (n)-[r{self.rel_pattern(rel_types)}]->(m) WHERE {self.has_label('m')} "
+            f"AND {self.tenant('m')} AND m.{self.id} IS :: STRING NOT NULL RETURN count(DISTINCT [type(r), m]) AS out"
+            if rel_types
+            else "RETURN 0 AS out"
+        )
+        return f"CALL {{ {branches} }} CALL (n) {{ {out} }} RETURN count(n) AS nodes, sum(out) AS edges"
+
     def cluster_memberships(self) -> str:
         """Per visible member of ``$nodeIds`` and visible cluster it belongs to: ``memberId``, the
         cluster's ``cluster`` (:meth:`meta`) and ``size`` (its visible members)."""

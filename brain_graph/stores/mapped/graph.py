@@ -17,7 +17,7 @@ from brain_graph.core.contracts import MAX_PROJECT_CHARS, identifier_problem
 from brain_graph.core.passage_heads import FieldHead, read_heads
 from brain_graph.core.security import AccessScope
 from brain_graph.core.vocabulary import CLUSTER, IN_CLUSTER
-from brain_graph.stores.base import ClusterMembership, EdgeRecord, Link, Neighborhood, NodeRecord
+from brain_graph.stores.base import ClusterMembership, EdgeRecord, Link, Neighborhood, NodeRecord, TenantCounts
 from brain_graph.stores.mapped.cypher import MappedStatements
 from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
@@ -166,6 +166,13 @@ class MappedGraph:
                 row["memberId"], cluster.node_id, int(row["size"]), None if cluster.node_id in skip else cluster
             )
         return [found[key] for key in sorted(found)]
+
+    def count(self, tenant_id: str) -> TenantCounts:
+        """The tenant's mapped nodes and the followed relationships among them, whoever may see them
+        (one read). Vectors are not counted: they are in the team's own sources."""
+        types = sorted({edge.type for edge in self.mapping.edges} | set(self.rel_types([IN_CLUSTER])))
+        (row,) = self._read(self.statements.count(types), self.params(AccessScope(tenant_id)))
+        return TenantCounts(nodes=int(row["nodes"]), edges=int(row["edges"]), vectors={})
 
     # -- PassageSource -----------------------------------------------------------------------------
 
