@@ -1,4 +1,4 @@
-"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search`` and ``token``."""
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``token`` and ``attach``."""
 
 from __future__ import annotations
 
@@ -293,6 +293,82 @@ def token(
     except BrainGraphError as error:
         raise _fail(error) from None
     sys.stdout.write(minted + "\n")
+
+
+@app.command()
+def attach(
+    suggest: Annotated[
+        bool, typer.Option("--suggest", help="Read the live schema and print a draft mapping (TOML).")
+    ] = False,
+    check: Annotated[
+        Path | None, typer.Option("--check", metavar="MAPPING", help="Check a mapping file against the live data.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="With --suggest: write the mapping to this file.")] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option("--labels", help="With --suggest: the labels to read, comma-separated names or * patterns."),
+    ] = None,
+    weaviate: Annotated[
+        bool, typer.Option("--weaviate/--no-weaviate", help="With --suggest: also read the Weaviate collections.")
+    ] = True,
+    sample: Annotated[
+        int, typer.Option("--sample", min=1, max=100_000, help="Nodes read of each label (its first ones).")
+    ] = 1_000,
+) -> None:
+    """Attach to an existing Neo4j graph (and Weaviate), read only, with the NEO4J_* and WEAVIATE_*
+    settings: --suggest prints a draft mapping for BRAIN_GRAPH_MAPPING, --check MAPPING reports its
+    problems (one line each, naming the mapping key) and counts; exit 0 when usable, 2 when not."""
+    from brain_graph.pipeline.config import profiles_from_settings, safe_edge_type_names
+    from brain_graph.stores.mapped.attach import (
+        ProfileSpec,
+        check_mapping,
+        connection_settings,
+        exit_code,
+        render_toml,
+        suggest_mapping,
+    )
+
+    if suggest == (check is not None):
+        sys.stderr.write("error: give --suggest or --check MAPPING (one of them)\n")
+        raise typer.Exit(code=2)
+    if check is not None and not check.is_file():
+        sys.stderr.write(f"error: --check {str(check)!r}: no such mapping file\n")
+        raise typer.Exit(code=2)
+    try:
+        settings = load_settings()
+        registry = profiles_from_settings(settings)
+        profiles = [
+            ProfileSpec(p.profile_id, p.node_types[0], registry.embedder_name(p), p.dimension)
+            for p in registry.profiles
+        ]
+        safe = safe_edge_type_names(settings.safe_edge_types)
+        connection = connection_settings(check)
+        if check is None:
+            suggested = suggest_mapping(
+                connection,
+                None if weaviate else False,
+                labels=labels,
+                profiles=profiles,
+                safe_edge_types=safe,
+                sample=sample,
+            )
+            text = render_toml(suggested)
+            if out is None:
+                sys.stdout.write(text)
+            else:
+                out.write_text(text, encoding="utf-8")
+                m = suggested.mapping
+                err.print(
+                    f"wrote {out}: {len(m.nodes)} label(s), {len(m.edges)} relationship type(s), "
+                    f"{len(m.vectors)} vector source(s), {len(suggested.guesses)} guess(es) marked '# guessed:'"
+                )
+            return
+        report = check_mapping(check, connection, profiles=profiles, safe_edge_types=safe, sample=sample)
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    sys.stdout.write("".join(line + "\n" for line in [*report.count_lines(), report.summary()]))
+    sys.stderr.write("".join(line + "\n" for line in report.problem_lines()))
+    raise typer.Exit(code=exit_code(report))
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -1,0 +1,460 @@
+"""``attach`` without servers: the draft mapping chosen from a live schema (built here by hand), its
+TOML (valid, read back as the same mapping, guesses marked on their lines), the helpers it rests on,
+the check report's lines, and the command's argument errors."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from brain_graph.cli.main import app
+from brain_graph.core.errors import ConfigurationError
+from brain_graph.embedding.profiles import BASE_PROFILES
+from brain_graph.stores.mapped.attach import (
+    DEFAULT_PROFILES,
+    CheckReport,
+    Count,
+    Problem,
+    ProfileSpec,
+    SuggestedMapping,
+    exit_code,
+    render_toml,
+)
+from brain_graph.stores.mapped.attach_schema import (
+    CollectionInfo,
+    ConstraintInfo,
+    IndexInfo,
+    LabelStats,
+    LiveSchema,
+    PropertyStats,
+    RelCounts,
+    VectorInfo,
+    collection_matches,
+    label_selected,
+    plain_type,
+    rel_count_statement,
+    split_patterns,
+)
+from brain_graph.stores.mapped.attach_suggest import (
+    Guess,
+    node_type_of_label,
+    suggest_from_schema,
+    toml_string,
+    upper_snake,
+    words,
+)
+from brain_graph.stores.mapped.mapping import parse_mapping, read_mapping
+
+PROFILES = [ProfileSpec(p.profile_id, p.node_type, "lexical-hash-v1", 512) for p in DEFAULT_PROFILES]
+STRING, FLOATS, BOOL, STRINGS, INT = ("STRING",), ("LIST<FLOAT>",), ("BOOLEAN",), ("LIST<STRING>",), ("INTEGER",)
+
+
+def label(
+    name: str, count: int, props: dict[str, Any], *, sampled: int | None = None, **ids: tuple[str, ...]
+) -> LabelStats:
+    """A label's stats: ``props`` name -> types (held by every sampled node) or (present, types, sizes)."""
+    sampled = min(count, 1000) if sampled is None else sampled
+    stats = {}
+    for prop, spec in props.items():
+        present, types, sizes = (sampled, spec, ()) if isinstance(spec[0], str) else spec
+        stats[prop] = PropertyStats(prop, present, types, sizes)
+    return LabelStats(name, count, sampled, stats, {}, ids)
+
+
+def schema(
+    labels: list[LabelStats],
+    *,
+    indexes: tuple[IndexInfo, ...] = (),
+    constraints: tuple[ConstraintInfo, ...] = (),
+    out: dict[tuple[str, str], int] | None = None,
+    into: dict[tuple[str, str], int] | None = None,
+    collections: tuple[CollectionInfo, ...] | None = None,
+) -> LiveSchema:
+    rel_types = tuple(sorted({t for _, t in {**(out or {}), **(into or {})}}))
+    return LiveSchema(
+        where="Neo4j bolt://test database 'neo4j'",
+        labels=tuple(sorted(s.label for s in labels)),
+        rel_types=rel_types,
+        considered=tuple(s.label for s in labels),
+        stats={s.label: s for s in labels},
+        indexes=indexes,
+        constraints=constraints,
+        rel_counts=RelCounts(out or {}, into or {}),
+        collections=collections,
+    )
+
+
+def vector_index(
+    name: str, on: str, prop: str = "embedding", dimension: int = 512, similarity: str = "cosine"
+) -> IndexInfo:
+    return IndexInfo(name, "VECTOR", "NODE", (on,), (prop,), "ONLINE", dimension, similarity)
+
+
+def range_index(on: str, prop: str = "id") -> IndexInfo:
+    return IndexInfo(f"{on}_{prop}", "RANGE", "NODE", (on,), (prop,), "ONLINE")
+
+
+# -- the profiles and small helpers -------------------------------------------------------------------
+
+
+def test_the_default_profiles_are_brain_graphs() -> None:
+    assert [(p.profile_id, p.node_type) for p in DEFAULT_PROFILES] == [
+        (profile_id, node_types[0]) for profile_id, _, node_types, _, _ in BASE_PROFILES
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Chunk", ("cdm.doc", False)),
+        ("Document", ("cdm.doc", False)),
+        ("WikiPage", ("cdm.doc", False)),
+        ("Chunk_ab12cd", ("cdm.doc", False)),
+        ("Ticket", ("cdm.work_item", False)),
+        ("JiraIssue", ("cdm.work_item", False)),
+        ("Tasks", ("cdm.work_item", False)),
+        ("SourceFile", ("code.file", False)),
+        ("CodeFile", ("code.file", False)),
+        ("Function", ("code.file", False)),
+        ("__Community__", ("kg.cluster", False)),
+        ("Topic", ("kg.cluster", False)),
+        ("Person", ("cdm.doc", True)),
+        ("Profile", ("cdm.doc", True)),  # not a file
+    ],
+)
+def test_a_labels_name_says_its_node_type(name: str, expected: tuple[str, bool]) -> None:
+    assert node_type_of_label(name) == expected
+
+
+def test_words_of_a_label() -> None:
+    assert words("WikiPage") == ["wiki", "page", "wikipage"]
+    assert words("HTTPRequest_2") == ["http", "request", "httprequest"]
+    assert words("__Entity__") == ["entity"]
+
+
+@pytest.mark.parametrize(
+    ("rel_type", "edge_type"),
+    [
+        ("NEXT_CHUNK", "NEXT_CHUNK"),
+        ("FROM_CHUNK", "FROM_CHUNK"),
+        ("relatesTo", "RELATES_TO"),
+        ("has-part", "HAS_PART"),
+        ("mentions", "MENTIONS"),
+        ("_1st", None),
+        ("9LIVES", None),
+    ],
+)
+def test_a_relationship_type_as_an_edge_type(rel_type: str, edge_type: str | None) -> None:
+    assert upper_snake(rel_type) == edge_type
+
+
+def test_labels_are_chosen_by_names_or_patterns() -> None:
+    assert split_patterns(" Chunk, *_ab12 ,,") == ["Chunk", "*_ab12"]
+    assert split_patterns(["A,B", "C"]) == ["A", "B", "C"]
+    assert split_patterns("") is None
+    assert split_patterns(None) is None
+    assert label_selected("Chunk_ab12", ["*_ab12"])
+    assert not label_selected("Chunk_ab123", ["*_ab12"])
+    assert label_selected("Anything", None)
+
+
+def test_value_types_and_collection_names() -> None:
+    assert plain_type("LIST<FLOAT NOT NULL> NOT NULL") == "LIST<FLOAT>"
+    assert collection_matches("Chunk", "Chunk")
+    assert collection_matches("Chunks", "chunk")
+    assert collection_matches("Wiki_page", "WikiPage")
+    assert not collection_matches("ChunkEmbeddings", "Chunk")
+
+
+def test_relationship_counts_come_from_the_count_store() -> None:
+    statement = rel_count_statement("Chunk", ["NEXT_CHUNK", "odd`type"])
+    assert "MATCH (:`Chunk`)-[r:`NEXT_CHUNK`]->() RETURN count(r) AS o0" in statement
+    assert "MATCH ()-[r:`odd``type`]->(:`Chunk`) RETURN count(r) AS i1" in statement
+    assert statement.endswith("RETURN [o0, o1] AS outs, [i0, i1] AS ins")
+
+
+@pytest.mark.parametrize("value", ["plain", 'a "quoted" \\ value', "tab\tnew\nline", "ctrl\x01\x7fdel", "ünï € 🙂"])
+def test_toml_strings_read_back(value: str) -> None:
+    assert tomllib.loads(f"v = {toml_string(value)}")["v"] == value
+
+
+# -- the draft -------------------------------------------------------------------------------------------
+
+
+def lexical_graph(**extra: Any) -> LiveSchema:
+    """A neo4j-graphrag lexical graph: documents, chunks with a vector index, entities."""
+    return schema(
+        [
+            label("Document", 2, {"path": STRING, "createdAt": STRING}),
+            label("Chunk", 10, {"id": STRING, "text": STRING, "index": INT, "embedding": (10, FLOATS, (512,))}),
+            label("Person", 4, {"id": STRING, "name": STRING, "description": (3, STRING, ())}),
+        ],
+        indexes=(vector_index("chunk_vectors", "Chunk"), range_index("Chunk")),
+        out={("Chunk", "FROM_DOCUMENT"): 10, ("Chunk", "NEXT_CHUNK"): 8, ("Person", "FROM_CHUNK"): 6},
+        into={("Document", "FROM_DOCUMENT"): 10, ("Chunk", "NEXT_CHUNK"): 8, ("Chunk", "FROM_CHUNK"): 6},
+        **extra,
+    )
+
+
+def test_the_draft_of_a_lexical_graph() -> None:
+    suggested = suggest_from_schema(lexical_graph(), profiles=PROFILES)
+    m = suggested.mapping
+    assert m.id_property == "id"
+    assert m.tenant.fixed == "default"
+    assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
+        ("Chunk", "cdm.doc", {"body": "text"}),
+        ("Person", "cdm.doc", {"body": "description"}),
+    ]
+    assert [(e.type, e.as_type) for e in m.edges] == [("FROM_CHUNK", "FROM_CHUNK"), ("NEXT_CHUNK", "NEXT_CHUNK")]
+    assert [v.model_dump(exclude_none=True) for v in m.vectors] == [
+        {
+            "profile": "cdm.doc.body",
+            "source": "neo4j",
+            "index": "chunk_vectors",
+            "property": "embedding",
+            "embedder": "lexical-hash-v1",
+        }
+    ]
+    assert {g.key for g in suggested.guesses} == {"tenant", "nodes.Person.node_type", "vectors.cdm.doc.body.embedder"}
+    assert any(note.startswith("not mapped: Document (2 nodes): no string 'id'") for note in suggested.notes)
+    assert (
+        "BRAIN_GRAPH_SAFE_EDGE_TYPES=DEPENDS_ON,DOCUMENTS,FROM_CHUNK,IMPLEMENTED_BY,NEXT_CHUNK,REFERENCES"
+        in (suggested.edge_notes[0])
+    )
+
+
+def test_vectors_of_another_dimension_are_not_the_configured_embedders() -> None:
+    graph = lexical_graph()
+    graph = LiveSchema(**{**graph.__dict__, "indexes": (vector_index("chunk_vectors", "Chunk", dimension=1536),)})
+    suggested = suggest_from_schema(graph, profiles=PROFILES)
+    assert suggested.mapping.vectors[0].embedder is None
+    assert any("dimension 1536" in note and "makes 512" in note for note in suggested.notes)
+    assert "vectors.cdm.doc.body.embedder" not in {g.key for g in suggested.guesses}
+
+
+def test_a_team_graph_with_tenants_clusters_and_acls() -> None:
+    common = {"uid": STRING, "tenantId": STRING, "title": STRING, "url": STRING, "restricted": BOOL, "readers": STRINGS}
+    graph = schema(
+        [
+            label("Issue", 50, {**common, "summary": STRING, "description": STRING, "vec": FLOATS}),
+            label("WikiPage", 20, {**common, "body": STRING}),
+            label("Topic", 5, {"uid": STRING, "tenantId": STRING, "title": STRING, "summary": STRING}),
+            label("Person", 3, {"uid": STRING, "tenantId": STRING, "name": STRING}),
+        ],
+        indexes=(vector_index("issue_vec", "Issue", "vec"), range_index("Issue", "uid")),
+        constraints=tuple(
+            ConstraintInfo(f"u{name}", "UNIQUENESS", "NODE", (name,), ("uid",))
+            for name in ("Issue", "WikiPage", "Topic")
+        ),
+        out={
+            ("Issue", "IN_TOPIC"): 40,
+            ("WikiPage", "IN_TOPIC"): 10,
+            ("Issue", "MENTIONS"): 7,
+            ("Issue", "ASSIGNED"): 9,
+        },
+        into={("Topic", "IN_TOPIC"): 50, ("WikiPage", "MENTIONS"): 7, ("Person", "ASSIGNED"): 9},
+    )
+    suggested = suggest_from_schema(graph, profiles=PROFILES)
+    m = suggested.mapping
+    assert m.id_property == "uid"
+    assert m.tenant.property == "tenantId"
+    assert (m.secured_property, m.acl_property) == ("restricted", "readers")
+    assert m.url_property == "url"
+    assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
+        ("Issue", "cdm.work_item", {"summary": "summary", "description": "description"}),
+        ("WikiPage", "cdm.doc", {"body": "body"}),
+    ]
+    assert m.clusters is not None
+    assert (m.clusters.label, m.clusters.membership, m.clusters.text) == ("Topic", "IN_TOPIC", {"summary": "summary"})
+    assert [(e.type, e.as_type) for e in m.edges] == [("MENTIONS", "MENTIONS")]  # Person is not searched
+    assert [(v.profile, v.index) for v in m.vectors if hasattr(v, "index")] == [("cdm.work.summary", "issue_vec")]
+    assert {"secured_property", "acl_property"} <= {g.key for g in suggested.guesses}
+    assert "id_property" not in {g.key for g in suggested.guesses}  # uniqueness constraints
+    assert any(note.startswith("not mapped: Person (3 nodes): no text property") for note in suggested.notes)
+
+
+def test_a_weaviate_collection_named_like_a_label() -> None:
+    tickets = CollectionInfo(
+        "Tickets",
+        {"nodeId": "text", "title": "text", "tenant": "text"},
+        {"nodeId": "field", "title": "word", "tenant": "field"},
+        (
+            VectorInfo("title", "cosine", "hnsw", "none", None, False, 512),
+            VectorInfo("body", "cosine", "hnsw", "none", None, False, 512),
+        ),
+        False,
+        links={("nodeId", "Ticket", "id"): 18, ("title", "Ticket", "id"): 0},
+    )
+    coded = CollectionInfo(
+        "Doc",
+        {"ref": "text"},
+        {"ref": "field"},
+        (VectorInfo(None, "dot", "hnsw", "text2vec-openai", "text-embedding-3-small", False, 1536),),
+        True,
+        ("acme", "beta"),
+        2,
+    )
+    graph = schema(
+        [
+            label("Ticket", 20, {"id": STRING, "tenant": STRING, "summary": STRING}),
+            label("Doc", 20, {"id": STRING, "tenant": STRING, "text": STRING}),
+        ],
+        collections=(tickets, coded),
+    )
+    suggested = suggest_from_schema(graph, profiles=PROFILES)
+    vectors = {v.profile: v.model_dump(exclude_none=True) for v in suggested.mapping.vectors}
+    assert vectors == {
+        "cdm.work.summary": {
+            "profile": "cdm.work.summary",
+            "source": "weaviate",
+            "collection": "Tickets",
+            "id_property": "nodeId",
+            "tenant_property": "tenant",
+            "vector": "body",
+            "embedder": "lexical-hash-v1",
+        },
+        "cdm.doc.body": {
+            "profile": "cdm.doc.body",
+            "source": "weaviate",
+            "collection": "Doc",
+            "id_property": "ref",
+            "tenant_name": "{tenant}",
+        },
+    }
+    keys = {g.key for g in suggested.guesses}
+    assert {
+        "vectors.cdm.work.summary.vector",
+        "vectors.cdm.doc.body.id_property",
+        "vectors.cdm.doc.body.tenant_name",
+    } <= keys
+    assert any("text2vec-openai (model text-embedding-3-small)" in note for note in suggested.notes)
+    assert any("ranks by dot" in note for note in suggested.notes)
+
+
+def test_nothing_to_map_is_one_line() -> None:
+    graph = schema([label("Document", 2, {"path": STRING})])
+    with pytest.raises(ConfigurationError, match=r"^attach: nothing to map in Neo4j bolt://test database 'neo4j': "):
+        suggest_from_schema(graph)
+
+
+# -- the TOML ------------------------------------------------------------------------------------------
+
+
+def test_the_toml_reads_back_as_the_mapping_with_the_guesses_on_their_lines(tmp_path: Path) -> None:
+    mapping = parse_mapping(
+        {
+            "name": "team",
+            "id_property": "uid",
+            "tenant": {"property": "tenantId"},
+            "title_properties": ["title", "name"],
+            "url_property": "url",
+            "secured_property": "restricted",
+            "acl_property": "readers",
+            "nodes": [
+                {"label": "Issue", "node_type": "cdm.work_item", "text": {"summary": "summary"}},
+                {"label": "Thing", "node_type": "cdm.doc"},
+            ],
+            "edges": [{"type": "MENTIONS", "as": "MENTIONS"}, {"type": "relatesTo", "as": "RELATES_TO"}],
+            "clusters": {"label": "Topic", "membership": "IN_TOPIC", "text": {"summary": "summary"}},
+            "vectors": [
+                {"profile": "cdm.work.summary", "source": "neo4j", "index": 'odd "index" name', "property": "vec"},
+                {
+                    "profile": "cdm.doc.body",
+                    "source": "weaviate",
+                    "collection": "Docs",
+                    "id_property": "nodeId",
+                    "tenant_name": "team_{tenant}",
+                    "embedder": "lexical-hash-v1",
+                },
+            ],
+        }
+    )
+    suggested = SuggestedMapping(
+        mapping,
+        (
+            Guess("tenant", "a guess\nover two lines"),
+            Guess("nodes.Thing.node_type", "no rule"),
+            Guess("vectors.cdm.doc.body.embedder", "assumed"),
+            Guess("vectors.cdm.doc.body.embedder", "twice"),
+            Guess("edges.relatesTo.as", "snake"),
+        ),
+        ("a note", "another\nnote"),
+        "Neo4j bolt://x",
+        ("edges need allowing",),
+    )
+    text = render_toml(suggested)
+    path = tmp_path / "team.toml"
+    path.write_text(text, encoding="utf-8")
+    assert read_mapping(path) == mapping
+    lines = text.splitlines()
+    assert lines[0] == "# A brain-graph mapping suggested by `brain-graph attach --suggest` from Neo4j bolt://x."
+    assert "# a note" in lines
+    assert "# another note" in lines
+    assert "# edges need allowing" in lines
+    guessed = [line for line in lines if "# guessed:" in line and not line.startswith("#")]
+    assert guessed == [
+        'tenant = { property = "tenantId" }  # guessed: a guess over two lines',
+        'node_type = "cdm.doc"  # guessed: no rule',
+        'as = "RELATES_TO"  # guessed: snake',
+        'embedder = "lexical-hash-v1"  # guessed: assumed; twice',
+    ]
+
+
+# -- the check report -----------------------------------------------------------------------------------
+
+
+def test_the_check_report_lines() -> None:
+    mapping = parse_mapping(
+        {"name": "team", "tenant": {"fixed": "x"}, "nodes": [{"label": "A", "node_type": "cdm.doc"}]}
+    )
+    report = CheckReport(
+        mapping,
+        (
+            Problem("nodes.A.text.body", "1 of 3 sampled nodes of A have no 'body'", "warning"),
+            Problem("edges.NOPE.type", "relationship type 'NOPE' does not exist"),
+        ),
+        (Count("nodes.A", "A as cdm.doc: 3 nodes"),),
+        "Neo4j bolt://x",
+    )
+    assert not report.usable
+    assert exit_code(report) == 2
+    assert report.problem_lines() == [
+        "error: mapping team: edges.NOPE.type: relationship type 'NOPE' does not exist",
+        "warning: mapping team: nodes.A.text.body: 1 of 3 sampled nodes of A have no 'body'",
+    ]
+    assert report.count_lines() == ["mapping team: nodes.A: A as cdm.doc: 3 nodes"]
+    assert report.summary() == "mapping team: not usable (1 error(s), 1 warning(s)) on Neo4j bolt://x"
+    fine = CheckReport(mapping, report.warnings, (), "x")
+    assert fine.usable
+    assert exit_code(fine) == 0
+
+
+# -- the command's arguments ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["attach"], ["attach", "--suggest", "--check", "m.toml"]])
+def test_attach_needs_one_of_suggest_and_check(args: list[str]) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr == "error: give --suggest or --check MAPPING (one of them)\n"
+
+
+def test_attach_check_of_a_missing_file(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["attach", "--check", str(tmp_path / "nope.toml")])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: --check {str(tmp_path / 'nope.toml')!r}: no such mapping file\n"
+
+
+def test_attach_check_of_a_bad_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('tenant = { fixed = "x" }\n[[nodes]]\nlabel = "A"\nnode_type = "cdm.doc"\ntext = { bogus = "p" }\n')
+    result = CliRunner().invoke(app, ["attach", "--check", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "error: mapping bad.toml: nodes.0.text: Value error, unknown passage field 'bogus'"
+    ) or (result.stderr.startswith("error: mapping bad.toml: nodes.0.text: unknown passage field 'bogus'"))
+    assert result.stderr.count("\n") == 1
