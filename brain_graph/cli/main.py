@@ -234,10 +234,12 @@ def _say_if_empty(services: SearchServices, tenant: str) -> None:
     """On stderr, when the searched tenant holds no data at all: say so, and how to fill it (the
     result is still printed: an empty pack)."""
     if services.backend.admin.count(tenant).nodes == 0:
-        err.print(
-            f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; "
-            "fill it with: brain-graph load PATH (or brain-graph load --example)"
+        how = (
+            "check the mapping's tenant settings: brain-graph attach --check MAPPING"
+            if services.backend.name == "mapped"
+            else "fill it with: brain-graph load PATH (or brain-graph load --example)"
         )
+        err.print(f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; {how}")
 
 
 @app.command()

@@ -294,6 +294,9 @@ def test_brain_graph_mapping_makes_the_cli_search_through_the_mapping(
         embedded, {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}}, None
     )
     assert json.loads(mapped.stdout)["promptPack"] == expected["promptPack"]
+    nobody = subprocess.run([*command, "--tenant", "initech", "--public"], env=env, capture_output=True, text=True)
+    assert nobody.returncode == 0, nobody.stderr
+    assert "holds no data in the mapped backend; check the mapping's tenant settings" in nobody.stderr
     loading = subprocess.run(
         [str(Path(sys.executable).parent / "brain-graph"), "load", "--example"], env=env, capture_output=True, text=True
     )
