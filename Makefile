@@ -47,6 +47,10 @@ BENCH_ARGS ?=
 bench: install-bench  ## Load/search benchmarks, 1k-100k nodes, both backends and the peer (starts and stops the servers); BENCH_ARGS="--smoke" for a quick run
 	eval "$$(scripts/services up)" && $(BIN)/python -m benchmarks.search_latency $(BENCH_ARGS); status=$$?; scripts/services down; exit $$status
 
+.PHONY: bench-mapped
+bench-mapped: install-bench  ## The mapped backend against neo4j-graphrag's VectorCypherRetriever on a lexical graph, 10k and 100k chunks (starts and stops the servers); BENCH_ARGS="--smoke" for a quick run
+	eval "$$(scripts/services up)" && $(BIN)/python -m benchmarks.mapped_latency $(BENCH_ARGS); status=$$?; scripts/services down; exit $$status
+
 QUALITY_VENV ?= .venv-quality
 
 quality:  ## Retrieval-quality harness on HotpotQA and held-out MuSiQue (own venv with torch, ~6 GB; see benchmarks/quality/README.md)

@@ -7,6 +7,9 @@ import os
 import time
 from pathlib import Path
 
+import neo4j
+import pytest
+
 from benchmarks import server_cpu, statements, step_profile, synthetic
 from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
 from brain_graph.graphs.search import PIPELINE, compile_steps
@@ -159,3 +162,41 @@ def test_profile_summary_names_each_step_and_the_floor() -> None:
     assert "| rest: LangGraph, node wrappers | 6.00 | |" in lines
     assert "| framework (the steps replayed) | 5.00 | |" in lines
     assert lines[-1] == "Floor ratio (framework + numpy) / numpy: 3.00; the search's ratio: 7.20."
+
+
+@pytest.mark.integration
+def test_mapped_latency_smoke_searches_both_systems_on_the_real_servers(tmp_path: Path) -> None:
+    """``python -m benchmarks.mapped_latency --smoke`` end to end: a 50-chunk lexical graph written to the
+    real Neo4j, searched by the mapped backend and by neo4j-graphrag's ``VectorCypherRetriever`` (needs the
+    bench extra); both return chunks for every query, and the graph and its indexes are dropped. No timing
+    is checked."""
+    pytest.importorskip("neo4j_graphrag")
+    from benchmarks import mapped_latency
+    from tests.integration.servers import server_settings
+
+    settings = server_settings()  # fails, as the integration tests do, without the servers
+
+    assert mapped_latency.main(["--smoke", "--out", str(tmp_path)]) == 0
+
+    data = json.loads((tmp_path / "mapped_latency.json").read_text(encoding="utf-8"))
+    [row] = data["rows"]
+    assert (row["chunks"], row["searches"]) == (50, 5)
+    for system in ("mapped", "peer"):
+        assert row[system]["min_results"] > 0  # every query found chunks (the run also refuses otherwise)
+    assert row["top_k_overlap"] > 0  # the two find the same chunks, mostly
+    assert "| 50 |" in (tmp_path / "mapped_latency.md").read_text(encoding="utf-8")
+    names = mapped_latency.Names(row["run"])
+    auth = (settings.neo4j_user, settings.neo4j_password)
+    with neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=auth, notifications_min_severity="OFF") as driver:
+        left = [
+            driver.execute_query(
+                f"MATCH (n:`{label}`) RETURN count(n) AS nodes", database_=settings.neo4j_database
+            ).records[0]["nodes"]
+            for label in (names.chunk, names.document)
+        ]
+        indexes = driver.execute_query(
+            "SHOW INDEXES YIELD name WHERE name ENDS WITH $run RETURN count(*) AS indexes",
+            run=names.run,
+            database_=settings.neo4j_database,
+        ).records[0]["indexes"]
+    assert (left, indexes) == ([0, 0], 0)
