@@ -168,9 +168,8 @@ def test_profile_summary_names_each_step_and_the_floor() -> None:
 def test_mapped_latency_smoke_searches_both_systems_on_the_real_servers(tmp_path: Path) -> None:
     """``python -m benchmarks.mapped_latency --smoke`` end to end: a 50-chunk lexical graph written to the
     real Neo4j, searched by the mapped backend and by neo4j-graphrag's ``VectorCypherRetriever`` (needs the
-    bench extra); both return chunks for every query, and the graph and its indexes are dropped. No timing
+    dev extra); both return chunks for every query, and the graph and its indexes are dropped. No timing
     is checked."""
-    pytest.importorskip("neo4j_graphrag")
     from benchmarks import mapped_latency
     from tests.integration.servers import server_settings
 
