@@ -21,7 +21,7 @@ from brain_graph.stores.base import ClusterMembership, EdgeRecord, Link, Neighbo
 from brain_graph.stores.mapped.cypher import MappedStatements
 from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
-from brain_graph.stores.write_checks import url_problem
+from brain_graph.stores.write_checks import node_id_problem, url_problem
 
 
 def _plain(value: Any) -> bool:
@@ -73,8 +73,8 @@ class MappedGraph:
     def record(self, data: Mapping[str, Any], tenant_id: str) -> NodeRecord | None:
         """The metadata record of a node read with :meth:`MappedStatements.meta` (None: not a mapped node)."""
         label = self._label(data["labels"])
-        if label is None:
-            return None
+        if label is None or not isinstance(data["id"], str) or node_id_problem(data["id"]) is not None:
+            return None  # an id brain-graph could not print safely (control characters, ...) is no node
         title, url, project = data["title"], data["url"], data["project"]
         acl = data["acl"] if isinstance(data["acl"], list) else []
         return NodeRecord(
@@ -120,7 +120,7 @@ class MappedGraph:
         if not node_ids:
             return set()
         params = self.params(scope, nodeIds=list(dict.fromkeys(node_ids)), projectKey=project_key)
-        return {row["id"] for row in self._read(self._visible_ids, params)}
+        return {row["id"] for row in self._read(self._visible_ids, params) if node_id_problem(row["id"]) is None}
 
     def links(
         self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
