@@ -1,0 +1,321 @@
+"""``brain-graph attach --suggest`` on a public example graph: the Neo4j Movies graph
+(``tests/data/movies``, Apache 2.0), searched through the mapping the suggestion wrote, unchanged.
+
+The graph is loaded on the real Neo4j server with plain Cypher (the official driver), its labels made
+unique to the run (``Movie_<run>``, ``Person_<run>``), with the schema the example's own load script
+creates (``Person.name`` and ``Movie.title`` unique, indexes on ``born`` and ``released``). Then what a
+team adds for vector search: embeddings of each movie's ``tagline`` (brain-graph's lexical embedder,
+standing for the team's pipeline) in ``Movie.embedding`` with a cosine vector index on it, and a
+string ``id`` on every node, because the graph has none that serves every label (a mapping has one id
+property; the example keys movies by ``title`` and people by ``name``). The team derives it from those
+unique keys (``movie:<title>``, ``person:<name>``) and makes it unique.
+
+The suggestion maps the movies with their vectors and leaves the people out (no text property, no
+vector index), so it maps none of the graph's relationships: the search finds movies by the words of
+their tagline and cites them, and reaches no person even when every relationship type is allowed.
+Mapping the people and their relationships by hand (as docs/existing-graph.md shows) reaches them.
+``attach --check`` of the suggestion exits 0, and nothing in the database changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import neo4j
+import pytest
+
+from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.stores.mapped.attach import (
+    DEFAULT_PROFILES,
+    ProfileSpec,
+    SuggestedMapping,
+    check_mapping,
+    connection_settings,
+    suggest_mapping,
+)
+from brain_graph.stores.mapped.mapping import read_mapping
+from tests.integration.servers import server_settings
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "movies" / "movies.cypher"
+RUN = uuid.uuid4().hex[:8]
+MOVIE, PERSON = f"Movie_{RUN}", f"Person_{RUN}"
+LABELS = (MOVIE, PERSON)
+VECTOR_INDEX = f"movie_tagline_{RUN}"
+RELATIONSHIP_TYPES = ("ACTED_IN", "DIRECTED", "FOLLOWS", "PRODUCED", "REVIEWED", "WROTE")
+EXAMPLE_SCHEMA = {  # the example's load script (neo4j-graph-examples/movies), under this run's labels
+    f"person_name_{RUN}": f"CREATE CONSTRAINT `person_name_{RUN}` FOR (p:`{PERSON}`) REQUIRE p.name IS UNIQUE",
+    f"movie_title_{RUN}": f"CREATE CONSTRAINT `movie_title_{RUN}` FOR (m:`{MOVIE}`) REQUIRE m.title IS UNIQUE",
+    f"person_born_{RUN}": f"CREATE INDEX `person_born_{RUN}` FOR (p:`{PERSON}`) ON (p.born)",
+    f"movie_released_{RUN}": f"CREATE INDEX `movie_released_{RUN}` FOR (m:`{MOVIE}`) ON (m.released)",
+}
+TEAM_IDS = {  # the id a team adds: from the unique keys, prefixed to be unique across the labels
+    f"movie_id_{RUN}": (MOVIE, "'movie:' + n.title"),
+    f"person_id_{RUN}": (PERSON, "'person:' + n.name"),
+}
+EMBEDDER = LexicalHashEmbeddings()
+PROFILES = [ProfileSpec(p.profile_id, p.node_type, EMBEDDER.name, EMBEDDER.dimension) for p in DEFAULT_PROFILES]
+BIN = Path(sys.executable).parent / "brain-graph"
+# the settings a search reads besides the mapping: the test's own, not the caller's environment
+CLEARED = (
+    "BRAIN_GRAPH_BACKEND",
+    "BRAIN_GRAPH_MAPPING",
+    "BRAIN_GRAPH_EMBEDDER",
+    "BRAIN_GRAPH_PROFILE_EMBEDDERS",
+    "BRAIN_GRAPH_SAFE_EDGE_TYPES",
+)
+ALLOWED = ",".join(sorted({"DEPENDS_ON", "DOCUMENTS", "IMPLEMENTED_BY", "REFERENCES", *RELATIONSHIP_TYPES}))
+
+
+def relabelled(cypher: str) -> str:
+    """The data file with this run's labels (every node is created as ``(var:Movie {`` or ``(var:Person {``)."""
+    text, created = re.subn(r"\((\w+):(Movie|Person) \{", lambda m: f"({m[1]}:{m[2]}_{RUN} {{", cypher)
+    assert created == 171, created
+    assert not re.search(r":(?:Movie|Person)\b", text)
+    return text
+
+
+def write_graph(driver: neo4j.Driver) -> None:
+    """The example graph with its schema, then the team's vectors of the taglines."""
+    driver.execute_query(relabelled(DATA.read_text(encoding="utf-8")))
+    for statement in EXAMPLE_SCHEMA.values():
+        driver.execute_query(statement)
+    taglines = driver.execute_query(
+        f"MATCH (m:`{MOVIE}`) WHERE m.tagline IS NOT NULL RETURN m.title AS title, m.tagline AS tagline"
+    ).records
+    vectors = EMBEDDER.embed_documents([row["tagline"] for row in taglines])
+    driver.execute_query(
+        f"UNWIND $rows AS row MATCH (m:`{MOVIE}` {{title: row.title}}) SET m.embedding = row.embedding",
+        rows=[
+            {"title": row["title"], "embedding": [float(x) for x in vector]}
+            for row, vector in zip(taglines, vectors, strict=True)
+        ],
+    )
+    driver.execute_query(
+        f"CREATE VECTOR INDEX `{VECTOR_INDEX}` FOR (m:`{MOVIE}`) ON m.embedding "
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}",
+        dimension=EMBEDDER.dimension,
+    )
+    driver.execute_query("CALL db.awaitIndexes(300)")
+
+
+def add_ids(driver: neo4j.Driver) -> None:
+    for name, (label, value) in TEAM_IDS.items():
+        driver.execute_query(f"MATCH (n:`{label}`) SET n.id = {value}")
+        driver.execute_query(f"CREATE CONSTRAINT `{name}` FOR (n:`{label}`) REQUIRE n.id IS UNIQUE")
+    driver.execute_query("CALL db.awaitIndexes(300)")
+
+
+def state(driver: neo4j.Driver) -> dict[str, Any]:
+    """This run's data as attach and search must leave it: nodes (id, labels, keys), relationships per
+    type, indexes and constraints."""
+    nodes, relationships = [], []
+    for label in LABELS:
+        nodes += [
+            (r["id"], sorted(r["labels"]), sorted(r["keys"]))
+            for r in driver.execute_query(
+                f"MATCH (n:`{label}`) RETURN n.id AS id, labels(n) AS labels, keys(n) AS keys"
+            ).records
+        ]
+        relationships += [
+            (label, r["type"], r["count"])
+            for r in driver.execute_query(
+                f"MATCH (:`{label}`)-[r]->() RETURN type(r) AS type, count(r) AS count ORDER BY type"
+            ).records
+        ]
+    ours = "any(l IN coalesce(labelsOrTypes, []) WHERE l IN $labels)"
+    indexes = driver.execute_query(
+        f"SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties WHERE {ours} "
+        "RETURN name, type, state, properties ORDER BY name",
+        labels=list(LABELS),
+    ).records
+    constraints = driver.execute_query(
+        f"SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties WHERE {ours} "
+        "RETURN name, type, properties ORDER BY name",
+        labels=list(LABELS),
+    ).records
+    return {
+        "nodes": sorted(nodes, key=repr),
+        "relationships": relationships,
+        "indexes": [tuple(r.values()) for r in indexes],
+        "constraints": [tuple(r.values()) for r in constraints],
+    }
+
+
+@dataclass(frozen=True)
+class Graph:
+    driver: neo4j.Driver
+    without_ids: SuggestedMapping  # the suggestion before the team added its ids
+    loaded: dict[str, Any]  # state() once everything was written
+
+
+@pytest.fixture(scope="module")
+def graph() -> Iterator[Graph]:
+    settings = server_settings()
+    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    try:
+        write_graph(driver)
+        without_ids = suggest_mapping(connection_settings(), False, labels=list(LABELS), profiles=PROFILES)
+        add_ids(driver)
+        yield Graph(driver, without_ids, state(driver))
+    finally:
+        try:
+            for name in [*EXAMPLE_SCHEMA, *TEAM_IDS]:
+                driver.execute_query(f"DROP CONSTRAINT `{name}` IF EXISTS")
+                driver.execute_query(f"DROP INDEX `{name}` IF EXISTS")
+            driver.execute_query(f"DROP INDEX `{VECTOR_INDEX}` IF EXISTS")
+            for label in LABELS:
+                driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n")
+        finally:
+            driver.close()
+
+
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if key not in CLEARED}
+    return subprocess.run(
+        [str(BIN), *args], env={**environment, **env}, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def suggested(graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``attach --suggest --labels <the run's labels> --no-weaviate --out movies.toml``, run once."""
+    path = tmp_path_factory.mktemp("movies") / "movies.toml"
+    done = cli("attach", "--suggest", "--labels", ",".join(LABELS), "--no-weaviate", "--out", str(path))
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {path}" in done.stderr
+    assert state(graph.driver) == graph.loaded
+    return path
+
+
+def search(mapping: Path, query: str, **env: str) -> dict[str, Any]:
+    tenant = read_mapping(mapping).tenant.fixed
+    assert tenant is not None
+    done = cli("search", query, "--tenant", tenant, "--public", "--json", BRAIN_GRAPH_MAPPING=str(mapping), **env)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_without_a_common_id_the_suggestion_keys_the_movies_by_title_and_leaves_the_people_out(graph: Graph) -> None:
+    mapping = graph.without_ids.mapping
+    assert mapping.id_property == "title"  # Movie.title is unique by constraint; Person's key is name
+    assert [node.label for node in mapping.nodes] == [MOVIE]
+    assert f"not mapped: {PERSON} (133 nodes): no string 'title' (its nodes have name)" in graph.without_ids.notes
+
+
+def test_the_suggestion_maps_the_movies_and_their_tagline_vectors(suggested: Path) -> None:
+    text = suggested.read_text(encoding="utf-8")
+    mapping = read_mapping(suggested)
+    assert mapping.name == "movies"
+    assert mapping.id_property == "id"
+    assert mapping.tenant.fixed == "default"
+    assert mapping.title_properties == ["title"]
+    # tagline is no text property the suggestion knows: the movies' passages are their titles
+    assert [(node.label, node.node_type, node.text) for node in mapping.nodes] == [(MOVIE, "cdm.doc", {})]
+    assert [source.model_dump(exclude_none=True) for source in mapping.vectors] == [
+        {
+            "profile": "cdm.doc.body",
+            "source": "neo4j",
+            "index": VECTOR_INDEX,
+            "property": "embedding",
+            "embedder": EMBEDDER.name,
+        }
+    ]
+    # people have a name and no text or vectors: not mapped, and so none of the relationships
+    assert mapping.edges == []
+    notes = [line for line in text.splitlines() if line.startswith("# not mapped:")]
+    assert notes == [
+        f"# not mapped: {PERSON} (133 nodes): no text property (text/body/summary/description/content) "
+        "and no vector index"
+    ]
+
+
+def test_the_check_of_the_suggestion_exits_0(graph: Graph, suggested: Path) -> None:
+    done = cli("attach", "--check", str(suggested))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert (
+        f"mapping movies: nodes.{MOVIE}: {MOVIE} as cdm.doc: 38 nodes (38 sampled), 38 with a string 'id', "
+        "tenants default"
+    ) in out
+    assert (
+        f"mapping movies: vectors.cdm.doc.body: neo4j index '{VECTOR_INDEX}' (dimension 512, cosine); "
+        f"{MOVIE}: 37 of 38 sampled nodes have a vector, 0 not searchable"
+    ) in out
+    assert out[-1].startswith("mapping movies: usable (0 error(s), 1 warning(s))")
+    assert done.stderr.splitlines() == [  # Something's Gotta Give has no tagline
+        f"warning: mapping movies: vectors.cdm.doc.body.property: 1 of 38 sampled nodes of {MOVIE} have no "
+        "vector in 'embedding': a vector search never finds them"
+    ]
+    assert state(graph.driver) == graph.loaded
+
+
+QUERIES = {  # words of a tagline -> the movie
+    "welcome to the real world": "The Matrix",
+    "Houston, we have a problem": "Apollo 13",
+    "love, lava and burning desire": "Joe Versus the Volcano",
+    "a secret world of assassins": "Ninja Assassin",
+}
+
+
+def test_a_search_finds_movies_by_words_of_their_tagline_and_cites_them(suggested: Path) -> None:
+    for query, title in QUERIES.items():
+        result = search(suggested, query)
+        node_id = f"movie:{title}"
+        assert result["hits"][0]["nodeId"] == node_id, (query, result["hits"][:3])
+        assert result["hits"][0]["title"] == title
+        first = result["promptPack"]["citations"][0]
+        assert (first["sourceNodeId"], first["title"], first["reachedBy"]) == (node_id, title, "vector")
+        assert f"**{title}** `{node_id}`" in result["promptPack"]["contextMarkdown"]
+        assert {"sourceNodeId": node_id, "sourceKind": "doc", "text": title, "url": None} in result["passages"]
+
+
+def hand_mapped(suggested: Path, tmp_path: Path) -> Path:
+    """The suggestion with what docs/existing-graph.md adds by hand: the taglines as the movies' text,
+    the people (title only), and the relationships."""
+    text = suggested.read_text(encoding="utf-8")
+    text = text.replace(f'label = "{MOVIE}"\n', f'label = "{MOVIE}"\ntext = {{ body = "tagline" }}\n', 1)
+    text += f'\n[[nodes]]\nlabel = "{PERSON}"\nnode_type = "kg.entity"\n'
+    text += "".join(f'\n[[edges]]\ntype = "{t}"\nas = "{t}"\n' for t in RELATIONSHIP_TYPES)
+    path = tmp_path / "movies.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_people_are_reached_only_once_mapped_by_hand(graph: Graph, suggested: Path, tmp_path: Path) -> None:
+    query = "welcome to the real world"
+    unchanged = search(suggested, query, BRAIN_GRAPH_SAFE_EDGE_TYPES=ALLOWED)
+    assert not unchanged["graphEdges"]
+    assert all(candidate["reachedBy"] == "vector" for candidate in unchanged["candidates"])
+
+    edited = hand_mapped(suggested, tmp_path)
+    report = check_mapping(edited, connection_settings(), profiles=PROFILES, safe_edge_types=ALLOWED.split(","))
+    assert report.usable, report.problem_lines()
+    result = search(edited, query, BRAIN_GRAPH_SAFE_EDGE_TYPES=ALLOWED)
+    reached = {c["nodeId"]: c for c in result["candidates"] if c["reachedBy"] == "graph"}
+    keanu = reached["person:Keanu Reeves"]["via"]
+    assert (keanu["seedNodeId"], keanu["edgeType"], keanu["direction"]) == ("movie:The Matrix", "ACTED_IN", "in")
+    assert "person:Lana Wachowski" in reached
+    edges = {(e["edgeType"], e["fromNodeId"], e["toNodeId"]) for e in result["graphEdges"]}
+    assert ("ACTED_IN", "person:Keanu Reeves", "movie:The Matrix") in edges
+    passages = {p["sourceNodeId"]: p["text"] for p in result["passages"]}
+    assert "Welcome to the Real World" in passages["movie:The Matrix"]
+    assert state(graph.driver) == graph.loaded
+
+
+def test_nothing_in_the_database_changed(graph: Graph, suggested: Path) -> None:
+    """Last: after the suggestion, the checks and every search, the run's data is as written."""
+    assert state(graph.driver) == graph.loaded
+    assert len(graph.loaded["nodes"]) == 171
+    assert sum(count for _, _, count in graph.loaded["relationships"]) == 253
