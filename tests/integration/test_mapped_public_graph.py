@@ -10,11 +10,12 @@ string ``id`` on every node, because the graph has none that serves every label 
 property; the example keys movies by ``title`` and people by ``name``). The team derives it from those
 unique keys (``movie:<title>``, ``person:<name>``) and makes it unique.
 
-The suggestion maps the movies with their vectors and leaves the people out (no text property, no
-vector index), so it maps none of the graph's relationships: the search finds movies by the words of
-their tagline and cites them, and reaches no person even when every relationship type is allowed.
-Mapping the people and their relationships by hand (as docs/existing-graph.md shows) reaches them.
-``attach --check`` of the suggestion exits 0, and nothing in the database changes.
+The suggestion maps the movies with their vectors and their tagline as their passage text (a doc's body), and the
+people (an id and a name, no text, no vector index) because relationships link them to the movies:
+as ``cdm.person``, reached by following edges, never a vector hit. It maps every relationship type,
+with a note naming the ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` value that follows them. The search finds movies
+by the words of their tagline and cites them; with that value (and only with it) it reaches the
+movies' people. ``attach --check`` of the suggestion exits 0, and nothing in the database changes.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from brain_graph.stores.mapped.attach import (
     DEFAULT_PROFILES,
     ProfileSpec,
     SuggestedMapping,
-    check_mapping,
     connection_settings,
     suggest_mapping,
 )
@@ -75,6 +75,7 @@ CLEARED = (
     "BRAIN_GRAPH_SAFE_EDGE_TYPES",
 )
 ALLOWED = ",".join(sorted({"DEPENDS_ON", "DOCUMENTS", "IMPLEMENTED_BY", "REFERENCES", *RELATIONSHIP_TYPES}))
+SAFE_EDGE_NOTE = re.compile(r"^# .*set BRAIN_GRAPH_SAFE_EDGE_TYPES=(\S+)$", re.MULTILINE)
 
 
 def relabelled(cypher: str) -> str:
@@ -220,9 +221,13 @@ def test_the_suggestion_maps_the_movies_and_their_tagline_vectors(suggested: Pat
     assert mapping.name == "movies"
     assert mapping.id_property == "id"
     assert mapping.tenant.fixed == "default"
-    assert mapping.title_properties == ["title"]
-    # tagline is no text property the suggestion knows: the movies' passages are their titles
-    assert [(node.label, node.node_type, node.text) for node in mapping.nodes] == [(MOVIE, "cdm.doc", {})]
+    assert mapping.title_properties == ["title", "name"]
+    # the tagline is the movies' passage text; people have a name, no text or vectors, and are linked to movies
+    assert [(node.label, node.node_type, node.text) for node in mapping.nodes] == [
+        (MOVIE, "cdm.doc", {"body": "tagline"}),
+        (PERSON, "cdm.person", {}),
+    ]
+    assert 'node_type = "cdm.person"  # guessed: no text and no vectors, linked to searched labels' in text
     assert [source.model_dump(exclude_none=True) for source in mapping.vectors] == [
         {
             "profile": "cdm.doc.body",
@@ -232,17 +237,15 @@ def test_the_suggestion_maps_the_movies_and_their_tagline_vectors(suggested: Pat
             "embedder": EMBEDDER.name,
         }
     ]
-    # people have a name and no text or vectors: not mapped, and so none of the relationships
-    assert mapping.edges == []
-    notes = [line for line in text.splitlines() if line.startswith("# not mapped:")]
-    assert notes == [
-        f"# not mapped: {PERSON} (133 nodes): no text property (text/body/summary/description/content) "
-        "and no vector index"
-    ]
+    # every relationship, each read as its own name, and the allowlist that follows them
+    assert sorted((edge.type, edge.as_type) for edge in mapping.edges) == [(t, t) for t in RELATIONSHIP_TYPES]
+    assert SAFE_EDGE_NOTE.findall(text) == [ALLOWED]
+    assert [line for line in text.splitlines() if line.startswith("# not mapped:")] == []
 
 
 def test_the_check_of_the_suggestion_exits_0(graph: Graph, suggested: Path) -> None:
-    done = cli("attach", "--check", str(suggested))
+    (allowed,) = SAFE_EDGE_NOTE.findall(suggested.read_text(encoding="utf-8"))
+    done = cli("attach", "--check", str(suggested), BRAIN_GRAPH_SAFE_EDGE_TYPES=allowed)
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert (
@@ -250,13 +253,19 @@ def test_the_check_of_the_suggestion_exits_0(graph: Graph, suggested: Path) -> N
         "tenants default"
     ) in out
     assert (
+        f"mapping movies: nodes.{PERSON}: {PERSON} as cdm.person: 133 nodes (133 sampled), 133 with a string 'id', "
+        "tenants default"
+    ) in out
+    assert "mapping movies: edges.ACTED_IN: as ACTED_IN: 172 start at, 172 end at mapped labels" in out
+    assert (
         f"mapping movies: vectors.cdm.doc.body: neo4j index '{VECTOR_INDEX}' (dimension 512, cosine); "
         f"{MOVIE}: 37 of 38 sampled nodes have a vector, 0 not searchable"
     ) in out
-    assert out[-1].startswith("mapping movies: usable (0 error(s), 1 warning(s))")
+    assert out[-1].startswith("mapping movies: usable (0 error(s), 2 warning(s))")
     assert done.stderr.splitlines() == [  # Something's Gotta Give has no tagline
+        f"warning: mapping movies: nodes.{MOVIE}.text.body: 1 of 38 sampled nodes of {MOVIE} have no 'tagline'",
         f"warning: mapping movies: vectors.cdm.doc.body.property: 1 of 38 sampled nodes of {MOVIE} have no "
-        "vector in 'embedding': a vector search never finds them"
+        "vector in 'embedding': a vector search never finds them",
     ]
     assert state(graph.driver) == graph.loaded
 
@@ -278,35 +287,28 @@ def test_a_search_finds_movies_by_words_of_their_tagline_and_cites_them(suggeste
         first = result["promptPack"]["citations"][0]
         assert (first["sourceNodeId"], first["title"], first["reachedBy"]) == (node_id, title, "vector")
         assert f"**{title}** `{node_id}`" in result["promptPack"]["contextMarkdown"]
-        assert {"sourceNodeId": node_id, "sourceKind": "doc", "text": title, "url": None} in result["passages"]
+        passage = next(p for p in result["passages"] if p["sourceNodeId"] == node_id)
+        assert (passage["sourceKind"], passage["url"]) == ("doc", None)
+        assert passage["text"].startswith(f"{title}\n\n")  # the title, then the tagline
+        assert query.lower() in passage["text"].lower()
 
 
-def hand_mapped(suggested: Path, tmp_path: Path) -> Path:
-    """The suggestion with what docs/existing-graph.md adds by hand: the taglines as the movies' text,
-    the people (title only), and the relationships."""
-    text = suggested.read_text(encoding="utf-8")
-    text = text.replace(f'label = "{MOVIE}"\n', f'label = "{MOVIE}"\ntext = {{ body = "tagline" }}\n', 1)
-    text += f'\n[[nodes]]\nlabel = "{PERSON}"\nnode_type = "kg.entity"\n'
-    text += "".join(f'\n[[edges]]\ntype = "{t}"\nas = "{t}"\n' for t in RELATIONSHIP_TYPES)
-    path = tmp_path / "movies.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def test_people_are_reached_only_once_mapped_by_hand(graph: Graph, suggested: Path, tmp_path: Path) -> None:
+def test_the_unchanged_suggestion_reaches_linked_people_with_the_suggested_allowlist(
+    graph: Graph, suggested: Path
+) -> None:
     query = "welcome to the real world"
-    unchanged = search(suggested, query, BRAIN_GRAPH_SAFE_EDGE_TYPES=ALLOWED)
-    assert not unchanged["graphEdges"]
-    assert all(candidate["reachedBy"] == "vector" for candidate in unchanged["candidates"])
+    default = search(suggested, query)  # the default allowlist follows none of the movies' relationships
+    assert not default["graphEdges"]
+    assert all(candidate["reachedBy"] == "vector" for candidate in default["candidates"])
 
-    edited = hand_mapped(suggested, tmp_path)
-    report = check_mapping(edited, connection_settings(), profiles=PROFILES, safe_edge_types=ALLOWED.split(","))
-    assert report.usable, report.problem_lines()
-    result = search(edited, query, BRAIN_GRAPH_SAFE_EDGE_TYPES=ALLOWED)
+    (allowed,) = SAFE_EDGE_NOTE.findall(suggested.read_text(encoding="utf-8"))
+    result = search(suggested, query, BRAIN_GRAPH_SAFE_EDGE_TYPES=allowed)
+    assert result["hits"][0]["nodeId"] == "movie:The Matrix"
     reached = {c["nodeId"]: c for c in result["candidates"] if c["reachedBy"] == "graph"}
     keanu = reached["person:Keanu Reeves"]["via"]
     assert (keanu["seedNodeId"], keanu["edgeType"], keanu["direction"]) == ("movie:The Matrix", "ACTED_IN", "in")
     assert "person:Lana Wachowski" in reached
+    assert not any(c["nodeId"].startswith("person:") for c in result["candidates"] if c["reachedBy"] == "vector")
     edges = {(e["edgeType"], e["fromNodeId"], e["toNodeId"]) for e in result["graphEdges"]}
     assert ("ACTED_IN", "person:Keanu Reeves", "movie:The Matrix") in edges
     passages = {p["sourceNodeId"]: p["text"] for p in result["passages"]}

@@ -267,14 +267,43 @@ def test_a_team_graph_with_tenants_clusters_and_acls() -> None:
     assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
         ("Issue", "cdm.work_item", {"summary": "summary", "description": "description"}),
         ("WikiPage", "cdm.doc", {"body": "body"}),
+        # a name and no text or vectors, but assigned to issues: reached by following edges only
+        ("Person", "cdm.person", {}),
     ]
+    assert suggested.guessed("nodes.Person.node_type")
     assert m.clusters is not None
     assert (m.clusters.label, m.clusters.membership, m.clusters.text) == ("Topic", "IN_TOPIC", {"summary": "summary"})
-    assert [(e.type, e.as_type) for e in m.edges] == [("MENTIONS", "MENTIONS")]  # Person is not searched
+    assert sorted((e.type, e.as_type) for e in m.edges) == [("ASSIGNED", "ASSIGNED"), ("MENTIONS", "MENTIONS")]
     assert [(v.profile, v.index) for v in m.vectors if hasattr(v, "index")] == [("cdm.work.summary", "issue_vec")]
     assert {"secured_property", "acl_property"} <= {g.key for g in suggested.guesses}
     assert "id_property" not in {g.key for g in suggested.guesses}  # uniqueness constraints
-    assert any(note.startswith("not mapped: Person (3 nodes): no text property") for note in suggested.notes)
+    assert not any("Person" in note for note in suggested.notes)
+
+
+def test_a_label_with_only_a_name_is_mapped_when_linked_to_a_searched_label() -> None:
+    base = {"id": STRING, "name": STRING}
+    movies = label("Movie", 4, {"id": STRING, "title": STRING, "tagline": STRING})
+    linked = schema(
+        [movies, label("Person", 3, base), label("Studio", 2, base), label("Tag", 2, base)],
+        out={("Person", "ACTED_IN"): 5, ("Movie", "MADE_BY"): 4},
+        into={("Movie", "ACTED_IN"): 5, ("Studio", "MADE_BY"): 4},
+    )
+    suggested = suggest_from_schema(linked, profiles=PROFILES)
+    m = suggested.mapping
+    assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
+        ("Movie", "cdm.doc", {"body": "tagline"}),  # a tagline is a short text: a doc's body when it has none
+        ("Person", "cdm.person", {}),
+        ("Studio", "kg.entity", {}),
+    ]
+    assert m.title_properties == ["title", "name"]
+    assert sorted((e.type, e.as_type) for e in m.edges) == [("ACTED_IN", "ACTED_IN"), ("MADE_BY", "MADE_BY")]
+    assert {g.key for g in suggested.guesses} >= {"nodes.Person.node_type", "nodes.Studio.node_type"}
+    assert any("BRAIN_GRAPH_SAFE_EDGE_TYPES=" in note and "ACTED_IN" in note for note in suggested.edge_notes)
+    # no relationship to a searched label (Tag): not mapped
+    assert any(note.startswith("not mapped: Tag (2 nodes): no text property") for note in suggested.notes)
+    isolated = suggest_from_schema(schema([movies, label("Person", 3, base)]), profiles=PROFILES)
+    assert [n.label for n in isolated.mapping.nodes] == ["Movie"]
+    assert any(note.startswith("not mapped: Person (3 nodes): no text property") for note in isolated.notes)
 
 
 def test_a_weaviate_collection_named_like_a_label() -> None:

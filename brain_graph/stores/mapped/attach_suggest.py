@@ -7,12 +7,15 @@ says where it guessed (:class:`Guess`, a ``# guessed:`` comment on the line in t
   ``cdm.work_item`` for ticket, issue, task..., ``code.file`` for file, code, function...; cluster,
   community, topic... labels with a membership relationship become ``clusters`` (``kg.cluster``);
   any other label is ``cdm.doc``, guessed. A label is searched when its nodes have the chosen string
-  id and a text property (``text``/``body``/``summary``/``description``/``content``, or the
-  properties of a full-text index) or a vector index.
+  id and a text property (``text``/``body``/``summary``/``description``/``content``, a short text
+  ``tagline``/``abstract``/``plot``/``overview``/``caption``, or the properties of a full-text index)
+  or a vector index. A label with neither is still mapped when its nodes have the id and a title and
+  a relationship type links it to a searched label: ``cdm.person`` for person, user, author...
+  labels, else ``kg.entity`` (guessed); no profile covers them (reached by expansion, never a hit).
 * the id: ``id``, ``uuid`` or ``name`` (a property a uniqueness constraint covers first), the one
   most searched labels have; the title ``title``/``name``; the url ``url``/``path``; the tenant
   ``tenantId``/``tenant_id``/``tenant``/``group_id``, else one fixed tenant ``default`` (guessed).
-* every relationship type that starts at and ends at searched labels is an edge, read as its own name
+* every relationship type that starts at and ends at mapped labels is an edge, read as its own name
   upper-snaked (a note says which of them ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` must name to be followed).
 * vectors: each Neo4j vector index on a searched label, and each Weaviate collection named like a
   searched label (its id property the one whose sampled values are the label's ids), for the profile
@@ -50,17 +53,29 @@ URL_NAMES = ("url", "path")
 SECURED_NAMES = ("secured", "restricted", "private", "confidential", "isPrivate", "is_private")
 ACL_NAMES = ("acl", "readers", "allowed", "permissions", "allowedPrincipals", "allowed_principals")
 FIXED_TENANT = "default"
+# Short texts (a movie's tagline, a paper's abstract): the summary field, or a doc's body (a doc's
+# passage is its title and body) when it has no longer text.
+SHORT_TEXT_NAMES = ("tagline", "abstract", "plot", "overview", "caption")
 # Passage fields per node type, each from the first of its properties present.
 TEXT_FIELDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    DOC: (("body", ("body", "text", "content", "description", "summary")),),
+    DOC: (("body", ("body", "text", "content", "description", "summary", *SHORT_TEXT_NAMES)),),
     WORK_ITEM: (
-        ("summary", ("summary", "text", "body", "content")),
+        ("summary", ("summary", "text", "body", "content", *SHORT_TEXT_NAMES)),
         ("description", ("description", "body", "content", "text")),
     ),
-    CODE_FILE: (("summary", ("summary", "description")), ("body", ("content", "body", "text", "code", "source"))),
-    CLUSTER: (("summary", ("summary", "description", "text", "body", "content")),),
+    CODE_FILE: (
+        ("summary", ("summary", "description", *SHORT_TEXT_NAMES)),
+        ("body", ("content", "body", "text", "code", "source")),
+    ),
+    CLUSTER: (("summary", ("summary", "description", "text", "body", "content", *SHORT_TEXT_NAMES)),),
 }
-TEXT_NAMES = ("text", "body", "summary", "description", "content")
+TEXT_NAMES = ("text", "body", "summary", "description", "content", *SHORT_TEXT_NAMES)
+# Labels mapped only to be reached by following edges (no text, no vectors: never a vector hit).
+PERSON = "cdm.person"
+ENTITY = "kg.entity"
+PERSON_WORDS = frozenset(
+    {"person", "people", "user", "author", "actor", "member", "employee", "contributor", "owner", "contact"}
+)
 CLUSTER_WORDS = frozenset({"cluster", "community", "topic", "theme", "episode"})
 WORK_WORDS = frozenset(
     {"ticket", "issue", "task", "story", "bug", "epic", "incident", "workitem", "todo", "feature", "request"}
@@ -153,6 +168,32 @@ def node_type_of_label(label: str) -> tuple[str, bool]:
         if _names(label, vocabulary):
             return node_type, False
     return DOC, True
+
+
+def linked_node_type(label: str) -> str:
+    """The node type of a label mapped only because it is linked to searched labels: ``cdm.person``
+    for person, user, author... labels, else ``kg.entity``."""
+    return PERSON if _names(label, PERSON_WORDS) else ENTITY
+
+
+def linked_labels(
+    schema: LiveSchema, candidates: Iterable[str], searched: Collection[str], id_property: str
+) -> list[str]:
+    """The ``candidates`` with a string ``id_property`` and title (``title``/``name``) that some
+    relationship type links to ``searched`` labels (starting at one and ending at the other)."""
+    counts = schema.rel_counts
+    found = []
+    for label in candidates:
+        stats = schema.stats[label]
+        if not stats.string(id_property) or not any(stats.string(p) for p in TITLE_NAMES):
+            continue
+        if any(
+            (counts.out.get((label, t)) and counts.ending(searched, t))
+            or (counts.into.get((label, t)) and counts.starting(searched, t))
+            for t in schema.rel_types
+        ):
+            found.append(label)
+    return found
 
 
 def upper_snake(name: str) -> str | None:
@@ -274,7 +315,10 @@ def suggest_from_schema(
         for label in live
         if (label in vector_labels or label in text_labels) and schema.stats[label].string(id_property)
     ]
-    left = [label for label in live if label not in searched and label not in cluster_like]
+    linked = linked_labels(
+        schema, [label for label in live if label not in searched and label not in cluster_like], searched, id_property
+    )
+    left = [label for label in live if label not in searched and label not in cluster_like and label not in linked]
     for label in left:
         stats = schema.stats[label]
         others = [p for p in id_candidates(stats) if p != id_property]
@@ -328,7 +372,7 @@ def suggest_from_schema(
     members = [label for label in searched if not (clusters is not None and label == clusters[0])]
     if not members:
         raise ConfigurationError(f"attach: nothing to map in {schema.where}: no searched label besides clusters")
-    mapped = [*members, *([clusters[0]] if clusters else [])]
+    mapped = [*members, *linked, *([clusters[0]] if clusters else [])]
 
     # -- common properties --------------------------------------------------------------------------
     def on(prop: str, kind: str = "string") -> list[str]:
@@ -395,6 +439,12 @@ def suggest_from_schema(
             draft.guess(f"nodes.{label}.node_type", "the label's name says nothing of its kind")
         if fields_guessed:
             draft.guess(f"nodes.{label}.text", "the properties of its full-text index")
+    for label in linked:
+        nodes.append({"label": label, "node_type": linked_node_type(label)})
+        draft.guess(
+            f"nodes.{label}.node_type",
+            "no text and no vectors, linked to searched labels: reached by following edges, never a vector hit",
+        )
     draft.data["nodes"] = nodes
     if clusters is not None:
         label, membership = clusters
