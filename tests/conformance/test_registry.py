@@ -21,7 +21,7 @@ def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_built_in_backends() -> None:
-    assert backend_names() == ("embedded", "neo4j-weaviate")
+    assert backend_names() == ("embedded", "neo4j-weaviate", "mapped")
 
 
 def test_a_registered_backend_is_selectable_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_an_unknown_backend_is_one_line_naming_the_registered_ones(monkeypatch: 
     with pytest.raises(ConfigurationError) as error:
         load_settings()
     assert str(error.value) == (
-        "BRAIN_GRAPH_BACKEND: Input should be 'embedded', 'neo4j-weaviate' or 'custom' (got 'neo4j')"
+        "BRAIN_GRAPH_BACKEND: Input should be 'embedded', 'neo4j-weaviate', 'mapped' or 'custom' (got 'neo4j')"
     )
     with pytest.raises(ConfigurationError, match="backend 'neo4j' is not registered"):
         build_backend("neo4j")

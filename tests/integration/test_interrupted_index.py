@@ -101,7 +101,9 @@ def index_command(tenant: str, *flags: str) -> list[str]:
 
 
 def child_env() -> dict[str, str]:
-    return {**os.environ, "BRAIN_GRAPH_BACKEND": "neo4j-weaviate"}
+    """The indexer's environment: the servers' backend, with a statement timeout a busy machine cannot
+    reach (the test is about convergence after a kill, not about a slow server)."""
+    return {**os.environ, "BRAIN_GRAPH_BACKEND": "neo4j-weaviate", "BRAIN_GRAPH_BACKEND_TIMEOUT": "120"}
 
 
 def stored(backend: Neo4jWeaviateBackend, tenant: str) -> int:
