@@ -8,8 +8,9 @@ refuse with :class:`ReadOnlyBackendError` naming the mapping.
 Round trips per search (P: profiles with a vector source; D: expand depth), whatever topK: the
 seeds take P source requests and 3 Neo4j statements (visibility of the candidates, the hits'
 metadata, their links); each further hop 1 Neo4j statement for the links plus, for the new nodes'
-scores, 1 Neo4j statement and P source requests; the context 4 Neo4j statements (metadata of the new
-nodes with the visibility of the known ones, edges among them, cluster memberships, passage texts).
+scores, 1 Neo4j statement and P source requests; the context 2 Neo4j statements (metadata of the new
+nodes with the visibility of the known ones, then edges among them, cluster memberships and passage
+texts together).
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ from brain_graph.stores.base import (
 from brain_graph.stores.mapped.graph import MappedGraph
 from brain_graph.stores.mapped.mapping import Mapping, Neo4jVectors, WeaviateVectors, read_mapping
 from brain_graph.stores.mapped.neo4j_source import Neo4jIndexSource
+from brain_graph.stores.mapped.search_reads import MappedSearchReads
 from brain_graph.stores.mapped.sources import VectorSource
 from brain_graph.stores.mapped.vectors import MappedVectorIndex
 from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.readiness import Check
-from brain_graph.stores.search_reads import ComposedSearchReads
 
 
 class ReadOnlyBackendError(ConfigurationError):
@@ -68,7 +69,7 @@ class MappedBackend:
         self.sources = {source.profile_id: source for source in sources}
         embedders = {config.profile: config.embedder for config in mapping.vectors}
         self._vectors = MappedVectorIndex(self.graph, self.sources, embedders)
-        self._search_reads = ComposedSearchReads(self._vectors, self.graph, self.graph)
+        self._search_reads = MappedSearchReads(self._vectors, self.graph)
 
     @classmethod
     def with_neo4j_sources(
@@ -105,7 +106,7 @@ class MappedBackend:
         return self.graph
 
     @property
-    def search_reads(self) -> ComposedSearchReads:
+    def search_reads(self) -> MappedSearchReads:
         return self._search_reads
 
     @property

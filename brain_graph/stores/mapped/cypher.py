@@ -108,9 +108,9 @@ class MappedStatements:
         )
         return self.sought("n", "$nodeIds") + f"WITH n{in_project} RETURN n.{self.id} AS id"
 
-    def get_texts(self) -> str:
-        """``id``, ``labels`` and ``text`` (the :meth:`text` map) of each visible node of ``$nodeIds``."""
-        return self.sought("n", "$nodeIds") + f"RETURN n.{self.id} AS id, labels(n) AS labels, {self.text('n')} AS text"
+    def get_texts(self, ids: str = "$nodeIds") -> str:
+        """``id``, ``labels`` and ``text`` (the :meth:`text` map) of each visible node of ``ids``."""
+        return self.sought("n", ids) + f"RETURN n.{self.id} AS id, labels(n) AS labels, {self.text('n')} AS text"
 
     def rel_pattern(self, rel_types: Sequence[str]) -> str:
         """The type part of a relationship pattern for ``rel_types`` (at least one)."""
@@ -138,11 +138,11 @@ class MappedStatements:
             f"RETURN s.{self.id} AS frontierId, degree, links"
         )
 
-    def edges_among(self, rel_types: Sequence[str]) -> str:
+    def edges_among(self, rel_types: Sequence[str], ids: str = "$nodeIds") -> str:
         """``type``, ``fromId``, ``toId`` of the relationships of ``rel_types`` among the visible nodes
-        of ``$nodeIds``."""
+        of ``ids``."""
         return (
-            "CALL { " + self.sought("n", "$nodeIds") + "RETURN collect(n) AS among } "
+            "CALL { " + self.sought("n", ids) + "RETURN collect(n) AS among } "
             f"UNWIND among AS a MATCH (a)-[r{self.rel_pattern(rel_types)}]->(b) WHERE b IN among "
             f"RETURN type(r) AS type, a.{self.id} AS fromId, b.{self.id} AS toId"
         )
@@ -160,15 +160,39 @@ class MappedStatements:
         )
         return f"CALL {{ {branches} }} CALL (n) {{ {out} }} RETURN count(n) AS nodes, sum(out) AS edges"
 
-    def cluster_memberships(self) -> str:
-        """Per visible member of ``$nodeIds`` and visible cluster it belongs to: ``memberId``, the
+    def cluster_memberships(self, ids: str = "$nodeIds") -> str:
+        """Per visible member of ``ids`` and visible cluster it belongs to: ``memberId``, the
         cluster's ``cluster`` (:meth:`meta`) and ``size`` (its visible members)."""
         clusters = self.mapping.clusters
         assert clusters is not None
         membership, label = quoted(clusters.membership), quoted(clusters.label)
         members = " OR ".join(f"x:{quoted(node.label)}" for node in self.mapping.nodes)
         return (
-            self.sought("m", "$nodeIds") + f"MATCH (m)-[:{membership}]->(c:{label}) WHERE {self.visible('c')} "
+            self.sought("m", ids) + f"MATCH (m)-[:{membership}]->(c:{label}) WHERE {self.visible('c')} "
             f"WITH m, c, COUNT {{ MATCH (c)<-[:{membership}]-(x) WHERE ({members}) AND {self.visible('x')} }} AS size "
             f"RETURN m.{self.id} AS memberId, {self.meta('c')} AS cluster, size"
         )
+
+    def context(self, rel_types: Sequence[str]) -> str:
+        """The reads of a search after its expansion, in one statement: ``edges`` (:meth:`edges_among`
+        of ``$edgeIds``, as ``[type, fromId, toId]``), ``clusters`` (:meth:`cluster_memberships` of
+        ``$memberIds``, as ``[memberId, cluster, size]``) and ``texts`` (:meth:`get_texts` of
+        ``$textIds``, as ``[id, labels, text]``); each subquery aggregates to exactly one row."""
+        edges = (
+            "CALL () { CALL () { "
+            + self.edges_among(rel_types, "$edgeIds")
+            + " } RETURN collect([type, fromId, toId]) AS edges } "
+            if rel_types
+            else "CALL () { RETURN [] AS edges } "
+        )
+        clusters = (
+            "CALL () { CALL () { "
+            + self.cluster_memberships("$memberIds")
+            + " } RETURN collect([memberId, cluster, size]) AS clusters } "
+            if self.mapping.clusters is not None
+            else "CALL () { RETURN [] AS clusters } "
+        )
+        texts = (
+            "CALL () { CALL () { " + self.get_texts("$textIds") + " } RETURN collect([id, labels, text]) AS texts } "
+        )
+        return edges + clusters + texts + "RETURN edges, clusters, texts"

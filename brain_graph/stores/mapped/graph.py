@@ -146,24 +146,34 @@ class MappedGraph:
             return []
         params = self.params(scope, nodeIds=sorted(set(node_ids)))
         rows = self._read(self.statements.edges_among(types), params)
-        ends = {(self.edge_type(row["type"]), row["fromId"], row["toId"]) for row in rows}
-        return [EdgeRecord(scope.tenant_id, *end) for end in sorted(ends)]
+        return self._edges([(row["type"], row["fromId"], row["toId"]) for row in rows], scope.tenant_id)
+
+    def _edges(self, rows: Sequence[Sequence[Any]], tenant_id: str) -> list[EdgeRecord]:
+        """Edge records of ``[relationship type, from id, to id]`` rows, each once, in edge order."""
+        ends = {(self.edge_type(rel_type), source, target) for rel_type, source, target in rows}
+        return [EdgeRecord(tenant_id, *end) for end in sorted(ends)]
 
     def cluster_memberships(
         self, node_ids: Sequence[str], *, scope: AccessScope, known: Sequence[str] = ()
     ) -> list[ClusterMembership]:
         if not node_ids or self._memberships is None:
             return []
-        skip = set(known)
         rows = self._read(self._memberships, self.params(scope, nodeIds=sorted(set(node_ids))))
+        return self._memberships_of([(row["memberId"], row["cluster"], row["size"]) for row in rows], scope, known)
+
+    def _memberships_of(
+        self, rows: Sequence[Sequence[Any]], scope: AccessScope, known: Sequence[str]
+    ) -> list[ClusterMembership]:
+        """Memberships of ``[member id, cluster meta, size]`` rows, ordered by cluster then member; the
+        records of clusters in ``known`` left out."""
+        skip = set(known)
         found: dict[tuple[str, str], ClusterMembership] = {}
-        for row in rows:
-            cluster = self.record(row["cluster"], scope.tenant_id)
+        for member_id, data, size in rows:
+            cluster = self.record(data, scope.tenant_id)
             if cluster is None or cluster.node_type != CLUSTER:
                 continue
-            key = (cluster.node_id, row["memberId"])
-            found[key] = ClusterMembership(
-                row["memberId"], cluster.node_id, int(row["size"]), None if cluster.node_id in skip else cluster
+            found[(cluster.node_id, member_id)] = ClusterMembership(
+                member_id, cluster.node_id, int(size), None if cluster.node_id in skip else cluster
             )
         return [found[key] for key in sorted(found)]
 
@@ -181,15 +191,49 @@ class MappedGraph:
         if not node_ids:
             return []
         rows = self._read(self._get_texts, self.params(scope, nodeIds=list(dict.fromkeys(node_ids))))
+        return self._texts([(row["id"], row["labels"], row["text"]) for row in rows])
+
+    def _texts(self, rows: Sequence[Sequence[Any]]) -> list[tuple[str, str, dict[str, str]]]:
+        """``(id, node type, text fields)`` of ``[id, labels, text map]`` rows of mapped nodes."""
         found = []
-        for row in rows:
-            label = self._label(row["labels"])
+        for node_id, labels, values in rows:
+            label = self._label(labels)
             if label is None:
                 continue
             fields = self._text_of.get(label, {})
-            text = {field: value for field, prop in fields.items() if isinstance(value := row["text"].get(prop), str)}
-            found.append((row["id"], self.mapping.node_type_of(label), text))
+            text = {field: value for field, prop in fields.items() if isinstance(value := values.get(prop), str)}
+            found.append((node_id, self.mapping.node_type_of(label), text))
         return found
+
+    def context_rest(
+        self,
+        admitted: Sequence[str],
+        edge_types: Sequence[str],
+        members: Sequence[str],
+        known: Sequence[str],
+        cited: Sequence[str],
+        *,
+        scope: AccessScope,
+        whole: bool,
+    ) -> tuple[list[EdgeRecord], list[ClusterMembership], dict[str, Mapping[str, FieldHead]]]:
+        """:meth:`edges_among` of ``admitted``, :meth:`cluster_memberships` of ``members`` (records of
+        ``known`` left out) and :meth:`get_passage_heads` of ``cited``, in one statement (none when
+        all three are empty)."""
+        types = self.rel_types(edge_types)
+        if not (admitted and types) and not (members and self._memberships) and not cited:
+            return [], [], {}
+        params = self.params(
+            scope,
+            edgeIds=sorted(set(admitted)),
+            memberIds=sorted(set(members)),
+            textIds=list(dict.fromkeys(cited)),
+        )
+        (row,) = self._read(self.statements.context(types), params)
+        heads: dict[str, Mapping[str, FieldHead]] = {
+            node_id: read_heads(node_type, None, text, whole=whole)
+            for node_id, node_type, text in self._texts(row["texts"])
+        }
+        return self._edges(row["edges"], scope.tenant_id), self._memberships_of(row["clusters"], scope, known), heads
 
     def get_texts(self, node_ids: Sequence[str], *, scope: AccessScope) -> dict[str, Mapping[str, str]]:
         return {node_id: text for node_id, _, text in self._text_rows(node_ids, scope)}
