@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from brain_graph.core.passage_heads import FieldHead
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
+    ClusterMembership,
     ContextRequest,
+    EdgeRecord,
     GraphStore,
     Hop,
     PassageSource,
@@ -74,14 +77,28 @@ class ComposedSearchReads:
         sought = list(dict.fromkeys([*request.new, *request.known]))
         found = {node.node_id: node for node in self._graph.get_nodes(sought, scope=scope)} if sought else {}
         nodes = [found[node_id] for node_id in dict.fromkeys(request.new) if node_id in found]
-        added = [node.node_id for node in nodes]
         visible = set(found)
         admitted = [node_id for node_id in dict.fromkeys([*request.known, *request.new]) if node_id in visible]
-        edges = self._graph.edges_among(admitted, scope=scope, edge_types=request.edge_types) if admitted else []
-        memberships = []
-        if request.members:
-            known = list(dict.fromkeys([*request.records, *added]))
-            memberships = self._graph.cluster_memberships(request.members, scope=scope, known=known)
+        known = list(dict.fromkeys([*request.records, *(node.node_id for node in nodes)]))
         cited = cited_ids(request.ranked, visible, request.passages)
-        texts = self._passages.get_passage_heads(cited, scope=scope, whole=request.whole_texts) if cited else {}
+        edges, memberships, texts = self.context_rest(request, admitted, known, cited, scope=scope)
         return SearchContext(nodes, edges, memberships, cited, texts)
+
+    def context_rest(
+        self,
+        request: ContextRequest,
+        admitted: Sequence[str],
+        known: Sequence[str],
+        cited: Sequence[str],
+        *,
+        scope: AccessScope,
+    ) -> tuple[list[EdgeRecord], list[ClusterMembership], dict[str, Mapping[str, FieldHead]]]:
+        """The reads of :meth:`context` once the visible nodes are known: the edges among ``admitted``,
+        the clusters of the request's members (records of ``known`` left out) and the passage heads of
+        ``cited``; a backend may answer them together."""
+        edges = self._graph.edges_among(admitted, scope=scope, edge_types=request.edge_types) if admitted else []
+        memberships = (
+            self._graph.cluster_memberships(request.members, scope=scope, known=known) if request.members else []
+        )
+        texts = self._passages.get_passage_heads(cited, scope=scope, whole=request.whole_texts) if cited else {}
+        return edges, memberships, texts
