@@ -261,9 +261,12 @@ def test_the_suggestion_reads_the_lexical_graph(suggested: Path) -> None:
     assert mapping.name == "team"
     assert mapping.id_property == "id"
     assert mapping.tenant.fixed == "default"
-    assert mapping.title_properties == ["title", "name"]
+    assert mapping.title_properties == ["title", "name", "path"]  # a document's title is its path
     nodes = {node.label: node for node in mapping.nodes}
-    assert set(nodes) == {CHUNK, PERSON, ORG, TICKET}  # no Document (no text), no marker labels
+    assert set(nodes) == {CHUNK, PERSON, ORG, TICKET, DOCUMENT}  # no marker labels
+    # documents have no text and no id: linked to the chunks, named by their element id
+    assert (nodes[DOCUMENT].node_type, nodes[DOCUMENT].text) == ("kg.entity", {})
+    assert mapping.id_of(DOCUMENT) == ("elementId()", "string")
     assert nodes[CHUNK].node_type == "cdm.doc"
     assert nodes[CHUNK].text == {"body": "text"}
     assert nodes[TICKET].node_type == "cdm.work_item"
@@ -274,6 +277,7 @@ def test_the_suggestion_reads_the_lexical_graph(suggested: Path) -> None:
         ("FROM_CHUNK", "FROM_CHUNK"),
         ("WORKS_AT", "WORKS_AT"),
         ("relatesTo", "RELATES_TO"),
+        ("FROM_DOCUMENT", "FROM_DOCUMENT"),
     }
     vectors = {source.profile: source.model_dump(exclude_none=True) for source in mapping.vectors}
     assert vectors == {
@@ -298,7 +302,7 @@ def test_the_suggestion_reads_the_lexical_graph(suggested: Path) -> None:
     assert 'node_type = "cdm.doc"' in guessed  # Person and Organization say nothing of their kind
     assert f'embedder = "{EMBEDDER.name}"' in guessed
     assert 'label = "' + CHUNK + '"' not in guessed
-    assert any(f"not mapped: {DOCUMENT}" in line for line in lines if line.startswith("#"))
+    assert 'id_property = "elementId()"' in lines
     assert any(
         "BRAIN_GRAPH_SAFE_EDGE_TYPES=" in line and "FROM_CHUNK" in line and "NEXT_CHUNK" in line
         for line in lines

@@ -208,11 +208,12 @@ def search(mapping: Path, query: str, **env: str) -> dict[str, Any]:
     return result
 
 
-def test_without_a_common_id_the_suggestion_keys_the_movies_by_title_and_leaves_the_people_out(graph: Graph) -> None:
+def test_without_a_common_id_the_suggestion_keys_each_label_by_its_unique_property(graph: Graph) -> None:
     mapping = graph.without_ids.mapping
     assert mapping.id_property == "title"  # Movie.title is unique by constraint; Person's key is name
-    assert [node.label for node in mapping.nodes] == [MOVIE]
-    assert f"not mapped: {PERSON} (133 nodes): no string 'title' (its nodes have name)" in graph.without_ids.notes
+    assert [node.label for node in mapping.nodes] == [MOVIE, PERSON]
+    assert mapping.id_of(PERSON) == ("name", "string")  # unique by constraint too: not a guess
+    assert not graph.without_ids.guessed(f"nodes.{PERSON}.id_property")
 
 
 def test_the_suggestion_maps_the_movies_and_their_tagline_vectors(suggested: Path) -> None:

@@ -208,8 +208,13 @@ def test_the_draft_of_a_lexical_graph() -> None:
     assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
         ("Chunk", "cdm.doc", {"body": "text"}),
         ("Person", "cdm.doc", {"body": "description"}),
+        ("Document", "kg.entity", {}),
     ]
-    assert [(e.type, e.as_type) for e in m.edges] == [("FROM_CHUNK", "FROM_CHUNK"), ("NEXT_CHUNK", "NEXT_CHUNK")]
+    assert [(e.type, e.as_type) for e in m.edges] == [
+        ("FROM_CHUNK", "FROM_CHUNK"),
+        ("FROM_DOCUMENT", "FROM_DOCUMENT"),
+        ("NEXT_CHUNK", "NEXT_CHUNK"),
+    ]
     assert [v.model_dump(exclude_none=True) for v in m.vectors] == [
         {
             "profile": "cdm.doc.body",
@@ -219,10 +224,18 @@ def test_the_draft_of_a_lexical_graph() -> None:
             "embedder": "lexical-hash-v1",
         }
     ]
-    assert {g.key for g in suggested.guesses} == {"tenant", "nodes.Person.node_type", "vectors.cdm.doc.body.embedder"}
-    assert any(note.startswith("not mapped: Document (2 nodes): no string 'id'") for note in suggested.notes)
+    assert {g.key for g in suggested.guesses} == {
+        "tenant",
+        "title_properties",
+        "nodes.Person.node_type",
+        "nodes.Document.node_type",
+        "vectors.cdm.doc.body.embedder",
+    }
+    # the documents have no id property: they are linked (FROM_DOCUMENT), named by their element id
+    assert m.id_of("Document") == ("elementId()", "string")
+    assert m.title_properties == ["name", "path"]
     assert (
-        "BRAIN_GRAPH_SAFE_EDGE_TYPES=DEPENDS_ON,DOCUMENTS,FROM_CHUNK,IMPLEMENTED_BY,NEXT_CHUNK,REFERENCES"
+        "BRAIN_GRAPH_SAFE_EDGE_TYPES=DEPENDS_ON,DOCUMENTS,FROM_CHUNK,FROM_DOCUMENT,IMPLEMENTED_BY,NEXT_CHUNK,REFERENCES"
         in (suggested.edge_notes[0])
     )
 

@@ -99,3 +99,78 @@ def test_a_collection_must_keep_tenants_apart_when_the_tenant_is_a_property() ->
     with pytest.raises(ConfigurationError, match=r"^mapping: vectors\.0: the tenant is a node property"):
         parse_mapping({**base(), "tenant": {"property": "org"}, "vectors": [source]})
     assert parse_mapping({**base(), "vectors": [source]}).vectors  # one fixed tenant: the whole collection is it
+
+
+# -- ids: a property of strings or integers, or the element id; per label ---------------------------------
+
+
+def ids_mapping(**extra: Any) -> dict[str, Any]:
+    return {
+        "tenant": {"fixed": "t"},
+        "nodes": [
+            {"label": "Chunk", "node_type": "cdm.doc", "id_property": "elementId()"},
+            {"label": "Ticket", "node_type": "cdm.work_item", "id_property": "number", "id_type": "integer"},
+            {"label": "Doc", "node_type": "cdm.doc"},
+        ],
+        **extra,
+    }
+
+
+def test_each_label_has_its_id() -> None:
+    mapping = parse_mapping(ids_mapping(id_property="key"))
+    assert mapping.id_of("Chunk") == ("elementId()", "string")
+    assert mapping.id_of("Ticket") == ("number", "integer")
+    assert mapping.id_of("Doc") == ("key", "string")
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({"id_property": "elementId()", "id_type": "integer"}, "id_type: element ids are strings"),
+        ({"id_property": "elementId"}, None),  # a property that happens to be named so
+        ({"id_property": "element Id()"}, "id_property: 'element Id()' is not a plain identifier"),
+        ({"id_type": "float"}, "id_type: Input should be 'string' or 'integer'"),
+    ],
+)
+def test_id_settings_are_checked(data: dict[str, Any], where: str | None) -> None:
+    if where is None:
+        assert parse_mapping(ids_mapping(**data)).id_of("Doc") == (data["id_property"], "string")
+        return
+    with pytest.raises(ConfigurationError) as error:
+        parse_mapping(ids_mapping(**data))
+    assert where in str(error.value)
+
+
+def test_ids_of_mixed_labels_are_read_by_the_first_mapped_label() -> None:
+    from brain_graph.stores.mapped.cypher import MappedStatements
+
+    statements = MappedStatements(parse_mapping(ids_mapping()))
+    assert statements.node_id("n") == (
+        "CASE WHEN n:`Chunk` THEN elementId(n) WHEN n:`Ticket` THEN toString(n.`number`) "
+        "WHEN n:`Doc` THEN n.`id` ELSE null END"
+    )
+    seek = statements.seek("n", "$ids")
+    assert "MATCH (n:`Chunk`) WHERE elementId(n) = soughtId" in seek
+    # integer ids are sought only from their decimal form, as integers
+    assert "UNWIND [x IN $ids WHERE toString(toInteger(x)) = x | toInteger(x)] AS soughtId" in seek
+    # a node found by one label's id but named by another's is left out
+    assert seek.endswith(f"WITH n WHERE {statements.node_id('n')} IN $ids ")
+    uniform = MappedStatements(parse_mapping({"tenant": {"fixed": "t"}, "nodes": ids_mapping()["nodes"][2:]}))
+    assert uniform.node_id("n") == "n.`id`"
+    assert "IN $ids" not in uniform.seek("n", "$ids").split("}")[-1]
+
+
+def test_untyped_acl_entries_get_their_kind() -> None:
+    from brain_graph.stores.mapped.cypher import MappedStatements
+
+    mapping = parse_mapping(
+        ids_mapping(secured_property="secured", acl_user_property="readers", acl_group_property="teams")
+    )
+    statements = MappedStatements(mapping)
+    assert "any(entry IN n.`readers` WHERE 'user:' + entry IN $identities)" in statements.visible("n")
+    assert "any(entry IN n.`teams` WHERE 'group:' + entry IN $identities)" in statements.visible("n")
+    assert statements.acl("n") == (
+        "CASE WHEN n.`readers` IS :: LIST<STRING NOT NULL> NOT NULL THEN [entry IN n.`readers` | 'user:' + entry] "
+        "ELSE [] END + CASE WHEN n.`teams` IS :: LIST<STRING NOT NULL> NOT NULL "
+        "THEN [entry IN n.`teams` | 'group:' + entry] ELSE [] END"
+    )

@@ -25,7 +25,7 @@ from brain_graph.stores.mapped.attach_schema import (
 )
 from brain_graph.stores.mapped.attach_suggest import DEFAULT_PROFILES, ProfileSpec
 from brain_graph.stores.mapped.cypher import MappedStatements, quoted
-from brain_graph.stores.mapped.mapping import Mapping, Neo4jVectors, WeaviateVectors
+from brain_graph.stores.mapped.mapping import ELEMENT_ID, Mapping, Neo4jVectors, WeaviateVectors
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 
@@ -125,12 +125,30 @@ class _Checker:
     def params(self, **values: Any) -> dict[str, Any]:
         return {"sample": self.sample, "fixedTenant": self.mapping.tenant.fixed, **values}
 
+    def id_of(self, var: str, label: str) -> str:
+        """The id of ``var``, a node of ``label``, as a string (null: it has none)."""
+        return MappedStatements.id_expression(var, self.mapping.id_of(label))
+
+    def id_name(self, label: str) -> str:
+        """How the ids of ``label`` are named in messages: ``a string 'key'``, ``an integer 'id'``."""
+        prop, id_type = self.mapping.id_of(label)
+        return (
+            "an element id"
+            if prop == ELEMENT_ID
+            else f"{'an integer' if id_type == 'integer' else 'a string'} {prop!r}"
+        )
+
+    def id_index(self, label: str) -> bool:
+        """Whether the ids of ``label`` are found by an index (element ids always are)."""
+        prop = self.mapping.id_of(label)[0]
+        return prop == ELEMENT_ID or self.schema.id_index(label, prop) is not None
+
     def label_statement(self, label: str) -> str:
-        """Of the first ``$sample`` nodes: how many have a string id, ids held by several nodes of a
+        """Of the first ``$sample`` nodes: how many have an id, ids held by several nodes of a
         tenant, how many have a tenant, the tenants seen."""
         return (
             f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample "
-            f"WITH n.{quoted(self.mapping.id_property)} AS id, {self.tenant_of('n')} AS tenant "
+            f"WITH {self.id_of('n', label)} AS id, {self.tenant_of('n')} AS tenant "
             "WITH id IS :: STRING AS named, id, tenant, count(*) AS c "
             "RETURN sum(CASE WHEN named THEN c ELSE 0 END) AS named, "
             "sum(CASE WHEN named AND tenant IS NOT NULL AND c > 1 THEN 1 ELSE 0 END) AS dups, "
@@ -140,20 +158,26 @@ class _Checker:
         )
 
     def shared_ids_statement(self, label: str, indexed: Sequence[str]) -> str:
-        """Of the first ``$sample`` nodes with a string id: ids another node of a mapped label (one
-        of ``indexed``, looked up by index) has in the same tenant."""
-        id_ = quoted(self.mapping.id_property)
-        branches = " UNION ".join(f"MATCH (m:{quoted(other)}) WHERE m.{id_} = n.{id_} RETURN m" for other in indexed)
+        """Of the first ``$sample`` nodes with an id: ids another node of a mapped label (one of
+        ``indexed``, whose ids are properties, looked up by index) has in the same tenant."""
+
+        def branch(other: str) -> str:
+            prop, id_type = self.mapping.id_of(other)
+            value = "toInteger(nid)" if id_type == "integer" else "nid"
+            return f"MATCH (m:{quoted(other)}) WHERE m.{quoted(prop)} = {value} RETURN m"
+
+        branches = " UNION ".join(branch(other) for other in indexed)
         return (
-            f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample WITH n WHERE n.{id_} IS :: STRING "
-            f"CALL (n) {{ {branches} }} WITH n, m WHERE m <> n AND {self.tenant_of('m')} = {self.tenant_of('n')} "
-            f"RETURN count(DISTINCT n.{id_}) AS dups, collect(DISTINCT n.{id_})[..3] AS examples"
+            f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample WITH n, {self.id_of('n', label)} AS nid "
+            f"WHERE nid IS NOT NULL CALL (n, nid) {{ {branches} }} "
+            f"WITH nid, n, m WHERE m <> n AND {self.tenant_of('m')} = {self.tenant_of('n')} "
+            "RETURN count(DISTINCT nid) AS dups, collect(DISTINCT nid)[..3] AS examples"
         )
 
     def vector_statement(self, label: str, prop: str) -> str:
         """Of the first ``$sample`` nodes: how many hold a vector in ``prop``, and how many of those
         a search cannot find (no string id, or no tenant)."""
-        searchable = f"n.{quoted(self.mapping.id_property)} IS :: STRING"
+        searchable = f"{self.id_of('n', label)} IS NOT NULL"
         if self.mapping.tenant.property is not None:
             searchable += f" AND n.{quoted(self.mapping.tenant.property)} IS :: STRING"
         return (
@@ -165,7 +189,7 @@ class _Checker:
     def sample_ids_statement(self, label: str) -> str:
         return (
             f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample "
-            f"WITH n.{quoted(self.mapping.id_property)} AS id, {self.tenant_of('n')} AS tenant "
+            f"WITH {self.id_of('n', label)} AS id, {self.tenant_of('n')} AS tenant "
             "WHERE id IS :: STRING AND tenant IS :: STRING RETURN tenant, collect(id) AS ids"
         )
 
@@ -174,7 +198,7 @@ class _Checker:
     def run(self) -> CheckReport:
         m = self.mapping
         types = [edge.type for edge in m.edges] + ([m.clusters.membership] if m.clusters else [])
-        extra = [p for p in (m.id_property,) if p]
+        extra = sorted({m.id_of(label)[0] for label in m.labels} - {ELEMENT_ID})
         self.schema = read_neo4j(self.client, only=m.labels, sample=self.sample, counted_types=types, id_props=extra)
         for node in m.nodes:
             self.check_label(f"nodes.{node.label}", node.label, node.node_type, node.text)
@@ -203,17 +227,18 @@ class _Checker:
         row = self.client.read(self.label_statement(label), self.params())[0]
         named, tenanted = int(row["named"] or 0), int(row["tenanted"] or 0)
         nodes = f"nodes of {label}"
+        id_prop = m.id_of(label)[0]
+        id_key = "id_property" if id_prop == m.id_property else f"{key}.id_property"
         if not named:
             self.error(
-                "id_property",
-                f"none of the {stats.sampled} sampled {nodes} has a string {m.id_property!r}"
-                + self._types(stats, m.id_property),
+                id_key,
+                f"none of the {stats.sampled} sampled {nodes} has {self.id_name(label)}" + self._types(stats, id_prop),
             )
         elif named < stats.sampled:
             self.warn(
-                "id_property",
-                f"{_of(stats.sampled - named, stats.sampled, nodes)} have no string {m.id_property!r}"
-                f"{self._types(stats, m.id_property)}: a search never finds them",
+                id_key,
+                f"{_of(stats.sampled - named, stats.sampled, nodes)} have no {self.id_name(label)}"
+                f"{self._types(stats, id_prop)}: a search never finds them",
             )
         if m.tenant.property is not None:
             if not tenanted:
@@ -224,13 +249,13 @@ class _Checker:
                     f"{_of(stats.sampled - tenanted, stats.sampled, nodes)} have no string {m.tenant.property!r}: "
                     "they are in no tenant, no search finds them",
                 )
-        if named:
-            self.check_unique(label, stats, int(row["dups"] or 0), list(row["examples"]))
-            if schema.id_index(label, m.id_property) is None:
+        if named and id_prop != ELEMENT_ID:
+            self.check_unique(id_key, label, int(row["dups"] or 0), list(row["examples"]))
+            if not self.id_index(label):
                 self.warn(
-                    "id_property",
-                    f"no index on :{label}({m.id_property}): every search scans the {stats.count} nodes of {label} "
-                    f"for its ids; create one: CREATE INDEX FOR (n:{quoted(label)}) ON (n.{quoted(m.id_property)})",
+                    id_key,
+                    f"no index on :{label}({id_prop}): every search scans the {stats.count} nodes of {label} "
+                    f"for its ids; create one: CREATE INDEX FOR (n:{quoted(label)}) ON (n.{quoted(id_prop)})",
                 )
         for passage_field, prop in text.items():
             text_key = f"{key}.text.{passage_field}"
@@ -244,7 +269,7 @@ class _Checker:
                     text_key, f"{prop!r} is not always a string{self._types(stats, prop)}: other values are left out"
                 )
         tenants = ", ".join(str(t) for t in row["tenants"] if t is not None)
-        details = [f"{stats.count} nodes ({stats.sampled} sampled)", f"{named} with a string {m.id_property!r}"]
+        details = [f"{stats.count} nodes ({stats.sampled} sampled)", f"{named} with {self.id_name(label)}"]
         if tenants:
             details.append(f"tenants {tenants}" + (" ..." if len(row["tenants"]) >= 6 else ""))
         self.counts.append(Count(key, f"{label} as {node_type}: " + ", ".join(details)))
@@ -254,12 +279,20 @@ class _Checker:
         found = stats.properties.get(prop)
         return f" (values seen: {', '.join(found.types)})" if found is not None and found.types else ""
 
-    def check_unique(self, label: str, stats: LabelStats, dups: int, examples: list[Any]) -> None:
+    def check_unique(self, id_key: str, label: str, dups: int, examples: list[Any]) -> None:
+        """Ids of ``label`` held by several nodes of a tenant: of the label (unless a constraint keeps
+        them unique) or of another mapped label."""
         m, schema = self.mapping, self.schema
-        if schema.unique(label, m.id_property):
-            return
+        prop = m.id_of(label)[0]
+        if schema.unique(label, prop):
+            dups, examples = 0, []
         indexed = [
-            other for other in self.mapping.labels if other in schema.labels and schema.id_index(other, m.id_property)
+            other
+            for other in self.mapping.labels
+            if other in schema.labels
+            and m.id_of(other)[0] != ELEMENT_ID
+            and (other != label or not schema.unique(label, prop))
+            and schema.id_index(other, m.id_of(other)[0])
         ]
         if indexed:
             row = self.client.read(self.shared_ids_statement(label, indexed), self.params())[0]
@@ -268,8 +301,8 @@ class _Checker:
         if dups:
             shown = ", ".join(repr(str(e)) for e in examples[:3])
             self.error(
-                "id_property",
-                f"{m.id_property!r} is not unique: {dups} id(s) of the sampled nodes of {label} belong to several "
+                id_key,
+                f"{prop!r} is not unique: {dups} id(s) of the sampled nodes of {label} belong to several "
                 f"nodes of a tenant (e.g. {shown}); a search would take them for one node: map a unique property",
             )
 
@@ -283,6 +316,8 @@ class _Checker:
             "project_property": m.project_property,
             "secured_property": m.secured_property,
             "acl_property": m.acl_property,
+            "acl_user_property": m.acl_user_property,
+            "acl_group_property": m.acl_group_property,
         }
         for key, prop in optional.items():
             if prop is not None and not any(s.present(prop) for s in stats):
@@ -304,16 +339,24 @@ class _Checker:
                     f"{m.secured_property!r} is not always a boolean on {', '.join(odd)}: "
                     "any value but false secures a node",
                 )
-        if m.acl_property is not None:
-            odd = [
-                s.label for s in stats if s.present(m.acl_property) and not s.properties[m.acl_property].is_string_list
-            ]
+        for key, prop in (
+            ("acl_property", m.acl_property),
+            ("acl_user_property", m.acl_user_property),
+            ("acl_group_property", m.acl_group_property),
+        ):
+            if prop is None:
+                continue
+            odd = [s.label for s in stats if s.present(prop) and not s.properties[prop].is_string_list]
             if odd:
                 self.warn(
-                    "acl_property",
-                    f"{m.acl_property!r} is not always a list of strings on {', '.join(odd)}: "
-                    "such an ACL admits nobody",
+                    key,
+                    f"{prop!r} is not always a list of strings on {', '.join(odd)}: such an ACL admits nobody",
                 )
+        if m.secured_property is None and m.acl_properties:
+            self.warn(
+                "secured_property",
+                "ACL properties are mapped but no secured_property: every node is public to searches",
+            )
 
     def check_edges(self) -> None:
         m, schema = self.mapping, self.schema
@@ -476,7 +519,7 @@ class _Checker:
                 self.warn(
                     f"{key}.property",
                     f"{orphans} of {vectors} sampled vectors of {label} are on nodes a search cannot return "
-                    f"(no string {self.mapping.id_property!r}"
+                    f"(no {self.id_name(label)}"
                     + (f" or {self.mapping.tenant.property!r})" if self.mapping.tenant.property else ")"),
                 )
             found = stats.properties.get(config.property)
@@ -548,15 +591,14 @@ class _Checker:
                 )
             details.append(f"{label}: {found} of {asked} sampled nodes have a vector")
         # vectors without nodes: sampled objects whose id no mapped node of their tenant has
-        indexed = all(self.schema.id_index(label, self.mapping.id_property) for label in self.present)
+        indexed = all(self.id_index(label) for label in self.present)
         if not indexed:
             details.append("vectors without nodes not checked (no index on the id of every mapped label)")
         else:
             objects = self.sample_objects(config, info, tenants_of)
             looked = missing = 0
-            statement = MappedStatements(self.mapping).sought("n", "$nodeIds") + (
-                f"RETURN DISTINCT n.{quoted(self.mapping.id_property)} AS id"
-            )
+            statements = MappedStatements(self.mapping)
+            statement = statements.sought("n", "$nodeIds") + f"RETURN DISTINCT {statements.node_id('n')} AS id"
             for tenant_id, ids in sorted(objects.items()):
                 unique = sorted(set(ids))
                 params = {

@@ -68,6 +68,10 @@ class PropertyStats:
         return bool(self.types) and all(t in ("LIST<FLOAT>", "LIST<INTEGER>") for t in self.types)
 
     @property
+    def is_integer(self) -> bool:
+        return self.types == ("INTEGER",)
+
+    @property
     def is_boolean(self) -> bool:
         return self.types == ("BOOLEAN",)
 
@@ -92,6 +96,11 @@ class LabelStats:
         """Whether ``name`` holds a string on the sampled nodes that have it."""
         found = self.properties.get(name)
         return found is not None and found.is_string
+
+    def integer(self, name: str) -> bool:
+        """Whether ``name`` holds an integer on the sampled nodes that have it."""
+        found = self.properties.get(name)
+        return found is not None and found.is_integer
 
     def present(self, name: str) -> int:
         found = self.properties.get(name)
@@ -268,7 +277,7 @@ def id_values_statement(label: str) -> str:
     """The string values of the properties ``$props`` on the first ``$sample`` nodes of a label."""
     return (
         f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample UNWIND $props AS prop WITH prop, n[prop] AS value "
-        "WHERE value IS :: STRING RETURN prop, collect(value) AS values"
+        "WHERE value IS :: STRING OR value IS :: INTEGER RETURN prop, collect(toString(value)) AS values"
     )
 
 
@@ -376,10 +385,14 @@ def read_rel_counts(client: Neo4jClient, labels: Sequence[str], rel_types: Seque
 
 
 def id_candidates(stats: LabelStats, constrained: Iterable[str] = ()) -> list[str]:
-    """The properties of a label that may hold its node id (strings only): constrained ones, the
-    common names, other id-like names."""
+    """The properties of a label that may hold its node id (strings or integers; ``name`` only as a
+    string): constrained ones, the common names, other id-like names."""
     names = [*constrained, *ID_NAMES, *ID_LIKE]
-    return [name for name in dict.fromkeys(names) if stats.string(name) and name not in TENANT_NAMES]
+    return [
+        name
+        for name in dict.fromkeys(names)
+        if (stats.string(name) or (stats.integer(name) and name != "name")) and name not in TENANT_NAMES
+    ]
 
 
 def read_neo4j(

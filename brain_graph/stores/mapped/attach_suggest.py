@@ -45,7 +45,7 @@ from brain_graph.stores.mapped.attach_schema import (
     collection_matches,
     id_candidates,
 )
-from brain_graph.stores.mapped.mapping import IDENTIFIER, parse_mapping
+from brain_graph.stores.mapped.mapping import ELEMENT_ID, IDENTIFIER, parse_mapping
 from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 
 TITLE_NAMES = ("title", "name")
@@ -176,16 +176,14 @@ def linked_node_type(label: str) -> str:
     return PERSON if _names(label, PERSON_WORDS) else ENTITY
 
 
-def linked_labels(
-    schema: LiveSchema, candidates: Iterable[str], searched: Collection[str], id_property: str
-) -> list[str]:
-    """The ``candidates`` with a string ``id_property`` and title (``title``/``name``) that some
-    relationship type links to ``searched`` labels (starting at one and ending at the other)."""
+def linked_labels(schema: LiveSchema, candidates: Iterable[str], searched: Collection[str]) -> list[str]:
+    """The ``candidates`` with a title (``title``/``name``, else ``path``) that some relationship type
+    links to ``searched`` labels (starting at one and ending at the other)."""
     counts = schema.rel_counts
     found = []
     for label in candidates:
         stats = schema.stats[label]
-        if not stats.string(id_property) or not any(stats.string(p) for p in TITLE_NAMES):
+        if not any(stats.string(p) for p in (*TITLE_NAMES, "path")):
             continue
         if any(
             (counts.out.get((label, t)) and counts.ending(searched, t))
@@ -253,6 +251,8 @@ def choose_id(schema: LiveSchema, vector_labels: set[str], text_labels: set[str]
         stats = schema.stats[label]
         constrained = [p for p in stats.properties if schema.unique(label, p)]
         for prop in id_candidates(stats, constrained):
+            if prop == "name" and prop not in constrained:
+                continue  # names name things, they seldom key them: only a constraint makes them an id
             v, t, c, rank = candidates.get(prop, (0, 0, 0, -(order.index(prop) if prop in order else len(order))))
             candidates[prop] = (
                 v + (label in vector_labels),
@@ -264,8 +264,26 @@ def choose_id(schema: LiveSchema, vector_labels: set[str], text_labels: set[str]
         return None, False
     best = max(sorted(candidates), key=lambda prop: candidates[prop])
     labels = vector_labels | text_labels
-    constrained_everywhere = all(schema.unique(label, best) for label in labels if schema.stats[label].string(best))
+    constrained_everywhere = all(schema.unique(label, best) for label in labels if _id_type(schema, label, best))
     return best, best not in ("id", "uuid") and not constrained_everywhere
+
+
+def _id_type(schema: LiveSchema, label: str, prop: str) -> str | None:
+    """``string`` or ``integer`` when the sampled nodes of ``label`` hold ``prop`` as one (else None)."""
+    stats = schema.stats[label]
+    return "string" if stats.string(prop) else "integer" if stats.integer(prop) and prop != "name" else None
+
+
+def label_id(schema: LiveSchema, label: str, common: str) -> tuple[str, str]:
+    """The id of a label's nodes: the ``common`` id property when they hold it, else one a uniqueness
+    constraint covers, else ``id`` or ``uuid``, else their element id; with its type."""
+    stats = schema.stats[label]
+    constrained = sorted(p for p in stats.properties if schema.unique(label, p))
+    for prop in [*([common] if common != ELEMENT_ID else []), *constrained, "id", "uuid"]:
+        found = _id_type(schema, label, prop)
+        if found is not None and prop not in TENANT_NAMES:
+            return prop, found
+    return ELEMENT_ID, "string"
 
 
 def _fulltext(schema: LiveSchema, label: str) -> list[str]:
@@ -301,32 +319,30 @@ def suggest_from_schema(
     vector_labels = {label for label in live if _vector_indexes(schema, label)}
     text_labels = {label for label in live if texts[label][0]}
     cluster_like = {label for label in live if typed[label][0] == CLUSTER}
-    id_property, id_guessed = choose_id(schema, vector_labels, text_labels | cluster_like)
-    if id_property is None:
-        raise ConfigurationError(
-            f"attach: nothing to map in {schema.where}: no label among {_shown(live) or 'none'} has a string "
-            f"id property ({', '.join(ID_NAMES)}) and a text property ({', '.join(TEXT_NAMES)}) or a vector index"
+    chosen, id_guessed = choose_id(schema, vector_labels, text_labels | cluster_like)
+    id_property = chosen if chosen is not None else ELEMENT_ID
+    if chosen is None:
+        draft.notes.append(
+            f"no id property ({', '.join(ID_NAMES)}) on the searched labels: nodes are named by their Neo4j element "
+            "id (stable while a node exists; a node deleted and created again gets a new one)"
         )
     draft.data["id_property"] = id_property
     if id_guessed:
         draft.guess("id_property", f"no uniqueness constraint on {id_property!r}: check that it names one node")
-    searched = [
-        label
-        for label in live
-        if (label in vector_labels or label in text_labels) and schema.stats[label].string(id_property)
-    ]
+    ids = {label: label_id(schema, label, id_property) for label in live}
+    searched = [label for label in live if label in vector_labels or label in text_labels]
+    if not searched:
+        raise ConfigurationError(
+            f"attach: nothing to map in {schema.where}: no label among {_shown(live) or 'none'} has a text property "
+            f"({', '.join(TEXT_NAMES)}) or a vector index"
+        )
     linked = linked_labels(
-        schema, [label for label in live if label not in searched and label not in cluster_like], searched, id_property
+        schema, [label for label in live if label not in searched and label not in cluster_like], searched
     )
     left = [label for label in live if label not in searched and label not in cluster_like and label not in linked]
     for label in left:
         stats = schema.stats[label]
-        others = [p for p in id_candidates(stats) if p != id_property]
-        why = (
-            f"no string {id_property!r}" + (f" (its nodes have {', '.join(others)})" if others else "")
-            if not stats.string(id_property)
-            else f"no text property ({'/'.join(TEXT_NAMES)}) and no vector index"
-        )
+        why = f"no text property ({'/'.join(TEXT_NAMES)}) and no vector index"
         draft.notes.append(f"not mapped: {label} ({_plural(stats.count, 'node')}): {why}")
         held = [p.name for p in stats.properties.values() if p.is_vector and p.sizes]
         if held and label not in vector_labels:
@@ -339,7 +355,7 @@ def suggest_from_schema(
     members = [label for label in searched if typed[label][0] != CLUSTER]
     clusters: tuple[str, str] | None = None
     for label in sorted(cluster_like, key=lambda lb: (-schema.stats[lb].count, lb)):
-        if not schema.stats[label].string(id_property) or clusters is not None:
+        if clusters is not None:
             continue
         memberships = [
             rel_type
@@ -359,8 +375,7 @@ def suggest_from_schema(
             continue
         if label not in searched:
             draft.notes.append(
-                f"not mapped: {label}: clusters need a string {id_property!r} and a membership relationship "
-                "from searched nodes to them"
+                f"not mapped: {label}: clusters need a membership relationship from searched nodes to them"
             )
             continue
         typed[label] = (DOC, True)
@@ -427,6 +442,21 @@ def suggest_from_schema(
         )
 
     # -- nodes --------------------------------------------------------------------------------------
+    by_count = sorted(mapped, key=lambda lb: (-schema.stats[lb].count, lb))
+    common_type = next((ids[lb][1] for lb in by_count if ids[lb][0] == id_property), "string")
+    if common_type != "string":
+        draft.data["id_type"] = common_type
+
+    def own_id(entry: dict[str, Any], label: str) -> None:
+        """The label's own id property and type, where they are not the mapping's."""
+        prop, id_type = ids[label]
+        if prop != id_property:
+            entry["id_property"] = prop
+            if prop != ELEMENT_ID and not schema.unique(label, prop) and prop not in ("id", "uuid"):
+                draft.guess(f"nodes.{label}.id_property", f"no uniqueness constraint on {prop!r}")
+        if prop != ELEMENT_ID and id_type != common_type:
+            entry["id_type"] = id_type
+
     nodes = []
     for label in members:
         node_type, type_guessed = typed[label]
@@ -434,13 +464,16 @@ def suggest_from_schema(
         entry: dict[str, Any] = {"label": label, "node_type": node_type}
         if fields:
             entry["text"] = fields
+        own_id(entry, label)
         nodes.append(entry)
         if type_guessed:
             draft.guess(f"nodes.{label}.node_type", "the label's name says nothing of its kind")
         if fields_guessed:
             draft.guess(f"nodes.{label}.text", "the properties of its full-text index")
     for label in linked:
-        nodes.append({"label": label, "node_type": linked_node_type(label)})
+        entry = {"label": label, "node_type": linked_node_type(label)}
+        own_id(entry, label)
+        nodes.append(entry)
         draft.guess(
             f"nodes.{label}.node_type",
             "no text and no vectors, linked to searched labels: reached by following edges, never a vector hit",
@@ -452,6 +485,7 @@ def suggest_from_schema(
         fields = text_fields(schema.stats[label], CLUSTER, _fulltext(schema, label))[0]
         if fields:
             entry["text"] = fields
+        own_id(entry, label)
         draft.data["clusters"] = entry
 
     # -- edges --------------------------------------------------------------------------------------
@@ -587,13 +621,14 @@ def _weaviate_vectors(
     profile_of: Mapping[str, ProfileSpec],
     taken: set[str],
 ) -> list[dict[str, Any]]:
-    id_property = str(draft.data["id_property"])
+    own_ids = {node["label"]: node.get("id_property", draft.data["id_property"]) for node in draft.data["nodes"]}
     tenant = draft.data["tenant"]
     vectors: list[dict[str, Any]] = []
     for collection in schema.collections or ():
         label = next((lb for lb in members if collection_matches(collection.name, lb)), None)
         if label is None:
             continue
+        id_property = str(own_ids[label])
         spec = profile_of.get(typed[label][0])
         where = f"Weaviate collection {collection.name!r}"
         if spec is None:
@@ -727,6 +762,8 @@ def render_toml(suggested: SuggestedMapping) -> str:
     It reads back (:func:`~.mapping.read_mapping`) as the same mapping, named after the file."""
     mapping = suggested.mapping
     data = mapping.model_dump(by_alias=True, exclude_none=True)
+    if data.get("id_type") == "string":
+        del data["id_type"]
     lines = [
         "# A brain-graph mapping suggested by `brain-graph attach --suggest`"
         + (f" from {suggested.source}" if suggested.source else "")
@@ -740,10 +777,10 @@ def render_toml(suggested: SuggestedMapping) -> str:
         reasons = suggested.guessed(key)
         return text + (f"  # guessed: {' '.join('; '.join(reasons).split())}" if reasons else "")
 
-    for key in ("id_property", "tenant", "project_property", "title_properties", "url_property"):
+    for key in ("id_property", "id_type", "tenant", "project_property", "title_properties", "url_property"):
         if key in data:
             lines.append(line(key, f"{key} = {toml_value(data[key])}"))
-    for key in ("secured_property", "acl_property", "properties"):
+    for key in ("secured_property", "acl_property", "acl_user_property", "acl_group_property", "properties"):
         if key in data and data[key] != []:
             lines.append(line(key, f"{key} = {toml_value(data[key])}"))
     for node in data["nodes"]:
@@ -752,6 +789,9 @@ def render_toml(suggested: SuggestedMapping) -> str:
         lines.append(line(f"{prefix}.node_type", f"node_type = {toml_value(node['node_type'])}"))
         if node.get("text"):
             lines.append(line(f"{prefix}.text", f"text = {toml_value(node['text'])}"))
+        for key in ("id_property", "id_type"):
+            if key in node:
+                lines.append(line(f"{prefix}.{key}", f"{key} = {toml_value(node[key])}"))
     if data["edges"]:
         lines.append("")
         lines += [_comment(note) for note in suggested.edge_notes]

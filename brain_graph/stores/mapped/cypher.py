@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from brain_graph.stores.mapped.mapping import Mapping
+from brain_graph.stores.mapped.mapping import ELEMENT_ID, Mapping
 
 
 def quoted(name: str) -> str:
@@ -24,7 +24,59 @@ class MappedStatements:
 
     def __init__(self, mapping: Mapping) -> None:
         self.mapping = mapping
-        self.id = quoted(mapping.id_property)
+
+    # -- ids ---------------------------------------------------------------------------------------
+
+    def _by_label(self, var: str, of: dict[tuple[str, str], str], otherwise: str) -> str:
+        """One expression per id kind (``of``: kind -> expression): the expression itself when every
+        mapped label has that kind, else a ``CASE`` on ``var``'s first mapped label."""
+        kinds = [self.mapping.id_of(label) for label in self.mapping.labels]
+        if len(set(kinds)) == 1:
+            return of[kinds[0]]
+        cases = " ".join(
+            f"WHEN {var}:{quoted(label)} THEN {of[kind]}"
+            for label, kind in zip(self.mapping.labels, kinds, strict=True)
+        )
+        return f"CASE {cases} ELSE {otherwise} END"
+
+    def _kinds(self) -> set[tuple[str, str]]:
+        return {self.mapping.id_of(label) for label in self.mapping.labels}
+
+    @staticmethod
+    def id_expression(var: str, kind: tuple[str, str]) -> str:
+        """The id of ``var`` as a string, for an id kind (:meth:`Mapping.id_of`)."""
+        prop, id_type = kind
+        if prop == ELEMENT_ID:
+            return f"elementId({var})"
+        return f"toString({var}.{quoted(prop)})" if id_type == "integer" else f"{var}.{quoted(prop)}"
+
+    @staticmethod
+    def _has_id_expression(var: str, kind: tuple[str, str]) -> str:
+        prop, id_type = kind
+        if prop == ELEMENT_ID:
+            return "true"
+        return f"{var}.{quoted(prop)} IS :: {'INTEGER' if id_type == 'integer' else 'STRING'} NOT NULL"
+
+    def node_id(self, var: str) -> str:
+        """``var``'s node id as a string: its label's id property, an integer id in decimal, or its
+        element id."""
+        return self._by_label(var, {k: self.id_expression(var, k) for k in self._kinds()}, "null")
+
+    def has_id(self, var: str) -> str:
+        """``var`` has an id of its label's kind (a node without one is never read)."""
+        return "(" + self._by_label(var, {k: self._has_id_expression(var, k) for k in self._kinds()}, "false") + ")"
+
+    def _seek_label(self, var: str, label: str, ids: str) -> str:
+        prop, id_type = self.mapping.id_of(label)
+        if prop == ELEMENT_ID:
+            return (
+                f"UNWIND {ids} AS soughtId MATCH ({var}:{quoted(label)}) WHERE elementId({var}) = soughtId RETURN {var}"
+            )
+        if id_type == "integer":  # integer ids only from their decimal form ("01" names no node)
+            ids = f"[x IN {ids} WHERE toString(toInteger(x)) = x | toInteger(x)]"
+        return (
+            f"UNWIND {ids} AS soughtId MATCH ({var}:{quoted(label)}) WHERE {var}.{quoted(prop)} = soughtId RETURN {var}"
+        )
 
     # -- predicates -------------------------------------------------------------------------------
 
@@ -40,27 +92,42 @@ class MappedStatements:
 
     def visible(self, var: str) -> str:
         """``var`` is of the scope's tenant and the scope may see it."""
-        checks = [self.tenant(var), f"{var}.{self.id} IS :: STRING NOT NULL"]
+        checks = [self.tenant(var), self.has_id(var)]
         secured = self.mapping.secured_property
         if secured is not None:
-            acl = self.mapping.acl_property
-            entries = (
+            entries = "".join(
                 f" OR ({var}.{quoted(acl)} IS :: LIST<STRING NOT NULL> NOT NULL"
-                f" AND any(entry IN {var}.{quoted(acl)} WHERE entry IN $identities))"
-                if acl is not None
-                else ""
+                f" AND any(entry IN {var}.{quoted(acl)} WHERE {self._entry(prefix)} IN $identities))"
+                for acl, prefix in self.mapping.acl_properties
             )
             checks.append(f"(coalesce({var}.{quoted(secured)}, false) = false OR $allSecured{entries})")
         return "(" + " AND ".join(checks) + ")"
 
+    @staticmethod
+    def _entry(prefix: str) -> str:
+        return f"'{prefix}' + entry" if prefix else "entry"
+
+    def acl(self, var: str) -> str:
+        """``var``'s ACL entries as typed strings (``user:<id>``, ``group:<name>``); an ACL property that
+        is not a list of strings gives none."""
+        parts = [
+            f"CASE WHEN {var}.{quoted(acl)} IS :: LIST<STRING NOT NULL> NOT NULL "
+            f"THEN [entry IN {var}.{quoted(acl)} | {self._entry(prefix)}] ELSE [] END"
+            for acl, prefix in self.mapping.acl_properties
+        ]
+        return " + ".join(parts) if parts else "[]"
+
+    def seek(self, var: str, ids: str) -> str:
+        """A ``CALL`` giving the mapped nodes ``var`` whose id is in the list expression ``ids``, each
+        once, whoever may see them: one index (or element id) seek per label, their union. When labels
+        differ in their ids, a node found by one label's id but named by another is left out."""
+        branches = " UNION ".join(self._seek_label(var, label, ids) for label in self.mapping.labels)
+        named = f"WITH {var} WHERE {self.node_id(var)} IN {ids} " if len(self._kinds()) > 1 else ""
+        return f"CALL {{ {branches} }} {named}"
+
     def sought(self, var: str, ids: str) -> str:
-        """A ``CALL`` giving the visible mapped nodes ``var`` whose id is in the list expression ``ids``:
-        one index seek per label (label + id property), their union (each node once)."""
-        branches = " UNION ".join(
-            f"UNWIND {ids} AS soughtId MATCH ({var}:{quoted(label)}) WHERE {var}.{self.id} = soughtId RETURN {var}"
-            for label in self.mapping.labels
-        )
-        return f"CALL {{ {branches} }} WITH {var} WHERE {self.visible(var)} "
+        """:meth:`seek`, then only the nodes the scope may see (:meth:`visible`)."""
+        return self.seek(var, ids) + f"WITH {var} WHERE {self.visible(var)} "
 
     # -- projections -------------------------------------------------------------------------------
 
@@ -73,13 +140,13 @@ class MappedStatements:
             else "null"
         )
         fields = [
-            f"id: {var}.{self.id}",
+            f"id: {self.node_id(var)}",
             f"labels: labels({var})",
             f"project: {var}.{quoted(m.project_property)}" if m.project_property else "project: null",
             f"title: {title}",
             f"url: {var}.{quoted(m.url_property)}" if m.url_property else "url: null",
             f"secured: {var}.{quoted(m.secured_property)}" if m.secured_property else "secured: false",
-            f"acl: {var}.{quoted(m.acl_property)}" if m.acl_property else "acl: []",
+            f"acl: {self.acl(var)}",
             "properties: {" + ", ".join(f"{quoted(p)}: {var}.{quoted(p)}" for p in m.properties) + "}",
         ]
         return "{" + ", ".join(fields) + "}"
@@ -106,11 +173,12 @@ class MappedStatements:
             if project
             else (" WHERE $projectKey IS NULL")
         )
-        return self.sought("n", "$nodeIds") + f"WITH n{in_project} RETURN n.{self.id} AS id"
+        return self.sought("n", "$nodeIds") + f"WITH n{in_project} RETURN {self.node_id('n')} AS id"
 
     def get_texts(self, ids: str = "$nodeIds") -> str:
         """``id``, ``labels`` and ``text`` (the :meth:`text` map) of each visible node of ``ids``."""
-        return self.sought("n", ids) + f"RETURN n.{self.id} AS id, labels(n) AS labels, {self.text('n')} AS text"
+        returned = f"RETURN {self.node_id('n')} AS id, labels(n) AS labels, {self.text('n')} AS text"
+        return self.sought("n", ids) + returned
 
     def rel_pattern(self, rel_types: Sequence[str]) -> str:
         """The type part of a relationship pattern for ``rel_types`` (at least one)."""
@@ -134,8 +202,8 @@ class MappedStatements:
             + "WITH DISTINCT m LIMIT $maxDegree + 1 RETURN count(m) AS degree } "
             "CALL (s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS o "
             + self.neighbours("o", rel_types)
-            + f"RETURN collect([type(r), m.{self.id}, startNode(r) = o]) AS links }} "
-            f"RETURN s.{self.id} AS frontierId, degree, links"
+            + f"RETURN collect([type(r), {self.node_id('m')}, startNode(r) = o]) AS links }} "
+            f"RETURN {self.node_id('s')} AS frontierId, degree, links"
         )
 
     def edges_among(self, rel_types: Sequence[str], ids: str = "$nodeIds") -> str:
@@ -144,17 +212,17 @@ class MappedStatements:
         return (
             "CALL { " + self.sought("n", ids) + "RETURN collect(n) AS among } "
             f"UNWIND among AS a MATCH (a)-[r{self.rel_pattern(rel_types)}]->(b) WHERE b IN among "
-            f"RETURN type(r) AS type, a.{self.id} AS fromId, b.{self.id} AS toId"
+            f"RETURN type(r) AS type, {self.node_id('a')} AS fromId, {self.node_id('b')} AS toId"
         )
 
     def count(self, rel_types: Sequence[str]) -> str:
         """``nodes``: the tenant's mapped nodes with an id, whoever may see them; ``edges``: the
         relationships of ``rel_types`` from one of them to another (one per type and pair of nodes)."""
-        own = f"{self.tenant('n')} AND n.{self.id} IS :: STRING NOT NULL"
+        own = f"{self.tenant('n')} AND {self.has_id('n')}"
         branches = " UNION ".join(f"MATCH (n:{quoted(label)}) WHERE {own} RETURN n" for label in self.mapping.labels)
         out = (
             f"MATCH (n)-[r{self.rel_pattern(rel_types)}]->(m) WHERE {self.has_label('m')} "
-            f"AND {self.tenant('m')} AND m.{self.id} IS :: STRING NOT NULL RETURN count(DISTINCT [type(r), m]) AS out"
+            f"AND {self.tenant('m')} AND {self.has_id('m')} RETURN count(DISTINCT [type(r), m]) AS out"
             if rel_types
             else "RETURN 0 AS out"
         )
@@ -170,7 +238,7 @@ class MappedStatements:
         return (
             self.sought("m", ids) + f"MATCH (m)-[:{membership}]->(c:{label}) WHERE {self.visible('c')} "
             f"WITH m, c, COUNT {{ MATCH (c)<-[:{membership}]-(x) WHERE ({members}) AND {self.visible('x')} }} AS size "
-            f"RETURN m.{self.id} AS memberId, {self.meta('c')} AS cluster, size"
+            f"RETURN {self.node_id('m')} AS memberId, {self.meta('c')} AS cluster, size"
         )
 
     def context(self, rel_types: Sequence[str]) -> str:

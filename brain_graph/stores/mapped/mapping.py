@@ -4,13 +4,16 @@ A TOML file (``BRAIN_GRAPH_MAPPING=path``) or the same structure in code, valida
 
 .. code-block:: toml
 
-    id_property = "key"                      # the node id, unique within a tenant
+    id_property = "key"                      # the node id, unique within a tenant; "elementId()": Neo4j's element id
+    id_type = "string"                       # or "integer": ids are the property's integers, written in decimal
     tenant = { property = "tenantId" }       # or { fixed = "acme" }: one tenant for the whole graph
     project_property = "project"             # optional
     title_properties = ["title", "name"]     # the first present is the title
     url_property = "url"                     # optional
     secured_property = "secured"             # optional: nodes without it are public
     acl_property = "acl"                     # optional: a list of "user:<id>" / "group:<name>" entries
+    acl_user_property = "readers"            # optional: a list of user ids (each read as "user:<id>")
+    acl_group_property = "teams"             # optional: a list of group names (each read as "group:<name>")
     properties = ["status", "clusterKind"]   # optional: copied into a node's properties when present
 
     [[nodes]]                                # one entry per searched label
@@ -52,6 +55,8 @@ from brain_graph.core.vocabulary import CLUSTER, check_edge_type
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_ENTRIES = 256
+# ``id_property`` naming no property but Neo4j's element id of a node (for graphs without an id property)
+ELEMENT_ID = "elementId()"
 
 
 def identifier(value: str) -> str:
@@ -83,12 +88,25 @@ class TenantMapping(_Model):
         return self
 
 
+def id_property_name(value: str | None) -> str | None:
+    """``value`` if it can name the id: a plain identifier or :data:`ELEMENT_ID`."""
+    return value if value is None or value == ELEMENT_ID else identifier(value)
+
+
 class NodeMapping(_Model):
-    """One searched label and the brain-graph node type its nodes have."""
+    """One searched label and the brain-graph node type its nodes have (``id_property`` and
+    ``id_type``, when given, override the mapping's for this label)."""
 
     label: Name
     node_type: Name
     text: dict[str, Name] = Field(default_factory=dict, max_length=len(PASSAGE_FIELDS))
+    id_property: Name | None = None
+    id_type: Literal["string", "integer"] | None = None
+
+    @field_validator("id_property")
+    @classmethod
+    def _id_property(cls, value: str | None) -> str | None:
+        return id_property_name(value)
 
     @field_validator("label")
     @classmethod
@@ -132,6 +150,13 @@ class ClusterMapping(_Model):
     label: Name
     membership: Name
     text: dict[str, Name] = Field(default_factory=dict, max_length=len(PASSAGE_FIELDS))
+    id_property: Name | None = None
+    id_type: Literal["string", "integer"] | None = None
+
+    @field_validator("id_property")
+    @classmethod
+    def _id_property(cls, value: str | None) -> str | None:
+        return id_property_name(value)
 
     @field_validator("text")
     @classmethod
@@ -197,19 +222,34 @@ class Mapping(_Model):
 
     name: Name = "mapping"
     id_property: Name = "id"
+    id_type: Literal["string", "integer"] = "string"
     tenant: TenantMapping
     project_property: Name | None = None
     title_properties: list[Name] = Field(default_factory=lambda: ["title"], max_length=8)
     url_property: Name | None = None
     secured_property: Name | None = None
     acl_property: Name | None = None
+    acl_user_property: Name | None = None
+    acl_group_property: Name | None = None
     properties: list[Name] = Field(default_factory=list, max_length=MAX_ENTRIES)
     nodes: list[NodeMapping] = Field(min_length=1, max_length=MAX_ENTRIES)
     edges: list[EdgeMapping] = Field(default_factory=list, max_length=MAX_ENTRIES)
     clusters: ClusterMapping | None = None
     vectors: list[VectorSource] = Field(default_factory=list, max_length=MAX_ENTRIES)
 
-    @field_validator("id_property", "project_property", "url_property", "secured_property", "acl_property")
+    @field_validator("id_property")
+    @classmethod
+    def _id_property(cls, value: str) -> str:
+        return value if value == ELEMENT_ID else identifier(value)
+
+    @field_validator(
+        "project_property",
+        "url_property",
+        "secured_property",
+        "acl_property",
+        "acl_user_property",
+        "acl_group_property",
+    )
     @classmethod
     def _property(cls, value: str | None) -> str | None:
         return None if value is None else identifier(value)
@@ -221,6 +261,13 @@ class Mapping(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Mapping:
+        entries: list[Mapping | NodeMapping | ClusterMapping] = [self, *self.nodes]
+        if self.clusters is not None:
+            entries.append(self.clusters)
+        for entry in entries:
+            if entry.id_property == ELEMENT_ID and entry.id_type == "integer":
+                where = f" of {entry.label}" if not isinstance(entry, Mapping) else ""
+                raise ValueError(f"id_type{where}: element ids are strings; id_type is the type of an id property")
         labels = [node.label for node in self.nodes]
         if len(set(labels)) != len(labels):
             raise ValueError("nodes: a label is mapped twice")
@@ -240,6 +287,21 @@ class Mapping(_Model):
                     "apart: give tenant_name (Weaviate multi-tenancy) or tenant_property"
                 )
         return self
+
+    def id_of(self, label: str) -> tuple[str, str]:
+        """The id property (or :data:`ELEMENT_ID`) and id type of a mapped label's nodes."""
+        entry: NodeMapping | ClusterMapping | None = next((n for n in self.nodes if n.label == label), None)
+        if entry is None and self.clusters is not None and self.clusters.label == label:
+            entry = self.clusters
+        prop = entry.id_property if entry is not None and entry.id_property is not None else self.id_property
+        kind = entry.id_type if entry is not None and entry.id_type is not None else self.id_type
+        return prop, "string" if prop == ELEMENT_ID else kind
+
+    @property
+    def acl_properties(self) -> list[tuple[str, str]]:
+        """The ACL properties and the prefix each entry gets (``""``: entries are already typed)."""
+        found = [(self.acl_property, ""), (self.acl_user_property, "user:"), (self.acl_group_property, "group:")]
+        return [(prop, prefix) for prop, prefix in found if prop is not None]
 
     @property
     def labels(self) -> list[str]:

@@ -27,16 +27,12 @@ class Neo4jIndexSource:
         tenant = statements.tenant("n")
         self._nearest = (
             "CALL db.index.vector.queryNodes($index, $limit, $vector) YIELD node AS n "
-            f"WITH n WHERE {tenant} AND n.{statements.id} IS :: STRING NOT NULL "
-            f"RETURN n.{statements.id} AS id, n.{prop} AS vector"
-        )
-        branches = " UNION ".join(
-            f"UNWIND $nodeIds AS soughtId MATCH (n:{quoted(label)}) WHERE n.{statements.id} = soughtId RETURN n"
-            for label in statements.mapping.labels
+            f"WITH n WHERE {tenant} AND {statements.has_id('n')} "
+            f"RETURN {statements.node_id('n')} AS id, n.{prop} AS vector"
         )
         self._vectors_of = (
-            f"CALL {{ {branches} }} WITH n WHERE {tenant} AND n.{prop} IS NOT NULL "
-            f"RETURN n.{statements.id} AS id, n.{prop} AS vector"
+            statements.seek("n", "$nodeIds") + f"WITH n WHERE {tenant} AND n.{prop} IS NOT NULL "
+            f"RETURN {statements.node_id('n')} AS id, n.{prop} AS vector"
         )
         self._fixed = statements.mapping.tenant.fixed
         self._dimension: int | None = None
