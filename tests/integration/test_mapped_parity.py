@@ -305,13 +305,14 @@ def test_brain_graph_mapping_makes_the_cli_search_through_the_mapping(
     assert "mapping 'foreign-parity' is read-only" in loading.stderr
 
 
-@pytest.mark.parametrize(("depth", "statements"), [(0, 6), (1, 10), (2, 14)])
+@pytest.mark.parametrize(("depth", "statements"), [(0, 4), (1, 4), (2, 5)])
 def test_round_trips_do_not_depend_on_top_k(
     foreign: tuple[SearchServices, SearchServices, neo4j.Driver], depth: int, statements: int
 ) -> None:
     """Neo4j statements per search over P = 2 Neo4j-index profiles, as the backend's docstring counts
-    them: the seeds P + 2 (+ 1 for the hits' links when expanding), each hop's scores 1 + P, each hop
-    after the first 1 for its links, the context 2: 6, 10 and 14 at depth 0, 1 and 2, whatever topK."""
+    them: the seeds 2 (the candidates of every profile; the hits' metadata and links with the reached
+    nodes' vectors), each hop after the first 1 (its links with the reached nodes' vectors), the
+    context 2: 4, 4 and 5 at depth 0, 1 and 2, whatever topK and P."""
     _, mapped, _ = foreign
     backend = cast(MappedBackend, mapped.backend)
 

@@ -535,3 +535,31 @@ def test_an_unreachable_weaviate_fails_the_search_within_the_timeout(
     assert str(raised.value).startswith("weaviate unavailable: ")
     assert "\n" not in str(raised.value)
     assert elapsed < TIMEOUT + SLACK, elapsed
+
+
+@pytest.mark.parametrize(("depth", "statements"), [(0, 4), (1, 5), (2, 7)])
+def test_neo4j_statements_with_weaviate_vectors_do_not_depend_on_top_k(
+    mapped: SearchServices, depth: int, statements: int
+) -> None:
+    """Neo4j statements per search when every profile's vectors are in Weaviate, as the backend's
+    docstring counts them: the seeds 2, each hop's new nodes 1 (their visibility, before Weaviate is
+    asked for their vectors), each hop after the first 1 for its links, the context 2: 4, 5 and 7 at
+    depth 0, 1 and 2, whatever topK."""
+    backend = cast(MappedBackend, mapped.backend)
+
+    def counted(top_k: int) -> tuple[int, dict[str, Any]]:
+        request = {
+            "queryText": "token refresh outage",
+            "filter": {"tenantId": "acme", "secured": False},
+            "options": {"topK": top_k, "expandDepth": depth, "maxNodes": 1000},
+        }
+        before = backend.round_trips()["neo4j"]
+        output = run(mapped, request, None)
+        return backend.round_trips()["neo4j"] - before, output
+
+    counted(5)
+    small, small_out = counted(5)
+    large, large_out = counted(50)
+    assert len(small_out["hits"]) == 5
+    assert len(large_out["hits"]) > len(small_out["hits"])
+    assert small == large == statements

@@ -5,12 +5,14 @@ It never writes: every Neo4j statement runs in a read session, nothing creates c
 collections or tenants, and ``load``, ``apply``, the indexer's reads and the administration's drops
 refuse with :class:`ReadOnlyBackendError` naming the mapping.
 
-Round trips per search (P: profiles with a vector source; D: expand depth), whatever topK: the
-seeds take P source requests and 3 Neo4j statements (visibility of the candidates, the hits'
-metadata, their links); each further hop 1 Neo4j statement for the links plus, for the new nodes'
-scores, 1 Neo4j statement and P source requests; the context 2 Neo4j statements (metadata of the new
-nodes with the visibility of the known ones, then edges among them, cluster memberships and passage
-texts together).
+Round trips per search (W: profiles whose vectors are in Weaviate; D: expand depth), whatever topK
+and however many profiles read a Neo4j vector index: the seeds take W Weaviate requests and 2 Neo4j
+statements (every Neo4j index's candidates with the visibility of Weaviate's; then the hits'
+metadata and links with the vectors in Neo4j of the nodes they reach); each hop after the first 1
+Neo4j statement (its links with those vectors); each hop's new nodes, when W > 0, 1 Neo4j statement
+and W Weaviate requests for their Weaviate profiles' scores; the context 2 Neo4j statements (metadata
+of the new nodes with the visibility of the known ones, then edges among them, cluster memberships
+and passage texts together).
 """
 
 from __future__ import annotations

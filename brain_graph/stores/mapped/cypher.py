@@ -167,13 +167,7 @@ class MappedStatements:
 
     def visible_ids(self) -> str:
         """``id`` of each visible node of ``$nodeIds`` in project ``$projectKey`` (any when null)."""
-        project = self.mapping.project_property
-        in_project = (
-            f" WHERE $projectKey IS NULL OR n.{quoted(project)} = $projectKey"
-            if project
-            else (" WHERE $projectKey IS NULL")
-        )
-        return self.sought("n", "$nodeIds") + f"WITH n{in_project} RETURN {self.node_id('n')} AS id"
+        return self.sought("n", "$nodeIds") + f"WITH n WHERE {self.in_project('n')} RETURN {self.node_id('n')} AS id"
 
     def get_texts(self, ids: str = "$nodeIds") -> str:
         """``id``, ``labels`` and ``text`` (the :meth:`text` map) of each visible node of ``ids``."""
@@ -204,6 +198,54 @@ class MappedStatements:
             + self.neighbours("o", rel_types)
             + f"RETURN collect([type(r), {self.node_id('m')}, startNode(r) = o]) AS links }} "
             f"RETURN {self.node_id('s')} AS frontierId, degree, links"
+        )
+
+    def in_project(self, var: str) -> str:
+        """``var`` is in project ``$projectKey`` (any when it is null)."""
+        project = self.mapping.project_property
+        if project is None:
+            return "$projectKey IS NULL"
+        return f"($projectKey IS NULL OR {var}.{quoted(project)} = $projectKey)"
+
+    def candidates(self) -> str:
+        """The candidates of a vector query in one statement: per entry of ``$indexQueries`` (``profile``,
+        ``index``, ``limit``, ``vector``, ``property``) the nodes its Neo4j vector index finds nearest,
+        with their stored vector; and the nodes of ``$candidateIds`` (other sources' candidates, profile
+        null). Only the visible mapped nodes in project ``$projectKey``: ``profile``, ``id``, ``vector``."""
+        return (
+            "CALL () { UNWIND $indexQueries AS q "
+            "CALL db.index.vector.queryNodes(q.index, q.limit, q.vector) YIELD node AS n "
+            "RETURN q.profile AS profile, n, n[q.property] AS vector UNION ALL "
+            + self.seek("n", "$candidateIds")
+            + "RETURN null AS profile, n, null AS vector } "
+            f"WITH profile, n, vector WHERE {self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')} "
+            f"RETURN profile, {self.node_id('n')} AS id, vector"
+        )
+
+    def reach(self, rel_types: Sequence[str], *, metadata: bool) -> str:
+        """Per visible node ``s`` of ``$frontier``: ``frontierId``, its ``node`` (:meth:`meta`, when
+        ``metadata``, else null), and over ``rel_types`` (none: degree 0, no links) its ``degree`` and
+        ``links`` as :meth:`links` gives them, and ``reached``: each neighbour its links reach once, as
+        ``[id, [its value of each property of $vectorProperties]]`` (the stored vectors of the reached
+        nodes, read with them)."""
+        node = self.meta("s") if metadata else "null"
+        head = self.sought("s", "$frontier")
+        if not rel_types:
+            return (
+                head
+                + f"RETURN {self.node_id('s')} AS frontierId, {node} AS node, 0 AS degree, [] AS links, [] AS reached"
+            )
+        return (
+            head
+            + "CALL (s) { "
+            + self.neighbours("s", rel_types)
+            + "WITH DISTINCT m LIMIT $maxDegree + 1 RETURN count(m) AS degree } "
+            "CALL (s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS o "
+            + self.neighbours("o", rel_types)
+            + f"RETURN collect([type(r), {self.node_id('m')}, startNode(r) = o]) AS links, "
+            "collect(DISTINCT m) AS near } "
+            f"RETURN {self.node_id('s')} AS frontierId, {node} AS node, degree, links, "
+            f"[m IN near | [{self.node_id('m')}, [p IN $vectorProperties | m[p]]]] AS reached"
         )
 
     def edges_among(self, rel_types: Sequence[str], ids: str = "$nodeIds") -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from brain_graph.core.contracts import MAX_PROJECT_CHARS, identifier_problem
@@ -33,6 +34,16 @@ def _plain(value: Any) -> bool:
     return isinstance(value, str | int | bool)
 
 
+@dataclass(frozen=True)
+class Reach:
+    """What :meth:`MappedGraph.reach` read: the frontier's ``nodes`` (records, when asked), its sorted
+    ``links``, and per reached node the values of the vector properties asked for."""
+
+    nodes: dict[str, NodeRecord]
+    links: list[Link]
+    reached: dict[str, list[Any]]
+
+
 class MappedGraph:
     """Graph store and passage source of a mapping (see the module docstring)."""
 
@@ -44,6 +55,8 @@ class MappedGraph:
         self._visible_ids = self.statements.visible_ids()
         self._get_texts = self.statements.get_texts()
         self._memberships = self.statements.cluster_memberships() if mapping.clusters is not None else None
+        self._candidates = self.statements.candidates()
+        self._reach_statements: dict[tuple[tuple[str, ...], bool], str] = {}
         self._text_of = {node.label: node.text for node in mapping.nodes}
         if mapping.clusters is not None:
             self._text_of[mapping.clusters.label] = mapping.clusters.text
@@ -137,6 +150,74 @@ class MappedGraph:
             degrees[source] = int(row["degree"])
             links += (Link(source, self.edge_type(t), neighbor, bool(out)) for t, neighbor, out in row["links"])
         return Neighborhood(degrees, sorted(set(links)))
+
+    def candidates(
+        self,
+        index_queries: Sequence[Mapping[str, Any]],
+        candidate_ids: Sequence[str],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+    ) -> tuple[dict[str, list[tuple[str, Any]]], set[str]]:
+        """:meth:`MappedStatements.candidates` in one read: per profile of ``index_queries`` its visible
+        candidates ``(id, stored vector)`` in the index's order, and the visible ids among
+        ``candidate_ids``."""
+        by_profile: dict[str, list[tuple[str, Any]]] = {str(query["profile"]): [] for query in index_queries}
+        visible: set[str] = set()
+        if not index_queries and not candidate_ids:
+            return by_profile, visible
+        params = self.params(
+            scope,
+            indexQueries=list(index_queries),
+            candidateIds=list(dict.fromkeys(candidate_ids)),
+            projectKey=project_key,
+        )
+        for row in self._read(self._candidates, params):
+            node_id = row["id"]
+            if node_id_problem(node_id) is not None:
+                continue
+            if row["profile"] is None:
+                visible.add(node_id)
+            else:
+                by_profile[row["profile"]].append((node_id, row["vector"]))
+        return by_profile, visible
+
+    def reach(
+        self,
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        max_degree: int,
+        vector_properties: Sequence[str],
+        metadata: bool,
+    ) -> Reach:
+        """The visible nodes of ``frontier`` (their records when ``metadata``), their :meth:`links` over
+        ``edge_types``, and the values of ``vector_properties`` of every node those links reach, in one
+        read (none without a frontier, or without edge types and ``metadata``)."""
+        ids = list(dict.fromkeys(frontier))
+        types = self.rel_types(edge_types)
+        if not ids or (not types and not metadata):
+            return Reach({}, [], {})
+        statement = self._reach_statements.get((tuple(types), metadata))
+        if statement is None:
+            statement = self._reach_statements.setdefault(
+                (tuple(types), metadata), self.statements.reach(types, metadata=metadata)
+            )
+        params = self.params(scope, frontier=ids, maxDegree=max_degree, vectorProperties=list(vector_properties))
+        nodes: dict[str, NodeRecord] = {}
+        links: set[Link] = set()
+        reached: dict[str, list[Any]] = {}
+        for row in self._read(statement, params):
+            source = row["frontierId"]
+            if metadata:
+                record = self.record(row["node"], scope.tenant_id)
+                if record is None:
+                    continue
+                nodes[record.node_id] = record
+            links.update(Link(source, self.edge_type(t), neighbor, bool(out)) for t, neighbor, out in row["links"])
+            reached.update((node_id, list(values)) for node_id, values in row["reached"])
+        return Reach(nodes, sorted(links), reached)
 
     def edges_among(
         self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]

@@ -40,6 +40,16 @@ class Neo4jIndexSource:
     def _params(self, tenant_id: str, **values: object) -> dict[str, object]:
         return {"tenantId": tenant_id, "fixedTenant": self._fixed, **values}
 
+    def query_parameters(self, vector: Sequence[float], limit: int) -> dict[str, object]:
+        """This source's entry of :meth:`MappedStatements.candidates`'s ``$indexQueries``."""
+        return {
+            "profile": self.profile_id,
+            "index": self.config.index,
+            "limit": limit,
+            "vector": [float(x) for x in vector],
+            "property": self.config.property,
+        }
+
     def nearest(self, vector: Sequence[float], *, tenant_id: str, limit: int) -> list[tuple[str, list[float]]]:
         self.dimension()  # a missing index is a configuration error, not an empty result
         params = self._params(tenant_id, index=self.config.index, limit=limit, vector=[float(x) for x in vector])

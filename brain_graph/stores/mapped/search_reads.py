@@ -1,7 +1,14 @@
-"""The reads of a search on the mapped backend: the composition of its single reads
-(:class:`~brain_graph.stores.search_reads.ComposedSearchReads`), with the reads after the expansion
-in two statements instead of four (the metadata of the new and known nodes, then their edges, the
-hits' clusters and the cited texts together)."""
+"""The reads of a search on the mapped backend: what the composition of its single reads returns
+(:class:`~brain_graph.stores.search_reads.ComposedSearchReads`), in fewer statements.
+
+* seeds: the candidates of every Neo4j-index profile with their vectors and the visibility of the
+  other sources' candidates in one statement (:meth:`.MappedVectorIndex.query`); then the hits'
+  metadata, their links and the stored vectors of the nodes the links reach in one more, so the
+  first hop needs no similarity read for those profiles;
+* a further hop: its links and the reached nodes' vectors in one statement;
+* the context: the metadata of the new and known nodes, then their edges, the hits' clusters and the
+  cited texts in one statement.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from brain_graph.core.passage_heads import FieldHead
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import ClusterMembership, ContextRequest, EdgeRecord
+from brain_graph.stores.base import ClusterMembership, ContextRequest, EdgeRecord, Hop, Seeds, VectorQuery, best_hits
 from brain_graph.stores.mapped.graph import MappedGraph
 from brain_graph.stores.mapped.vectors import MappedVectorIndex
 from brain_graph.stores.search_reads import ComposedSearchReads
@@ -21,6 +28,53 @@ class MappedSearchReads(ComposedSearchReads):
     def __init__(self, vectors: MappedVectorIndex, graph: MappedGraph) -> None:
         super().__init__(vectors, graph, graph)
         self._mapped = graph
+        self._index = vectors
+
+    def seeds(
+        self,
+        queries: Sequence[VectorQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        link_types: Sequence[str],
+        max_degree: int,
+    ) -> Seeds:
+        ranked = best_hits(self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k), top_k)
+        indexed = self._index.indexed(queries) if link_types else []
+        found = self._mapped.reach(
+            [hit.node_id for hit in ranked],
+            scope=scope,
+            edge_types=link_types,
+            max_degree=max_degree,
+            vector_properties=self._index.vector_properties(indexed),
+            metadata=True,
+        )
+        hits = [hit for hit in ranked if hit.node_id in found.nodes]
+        if not link_types:
+            return Seeds(hits, found.nodes, None)
+        scored = self._index.scored(queries, found.reached, {hit.node_id for hit in hits})
+        return Seeds(hits, found.nodes, found.links, scored)
+
+    def hop(
+        self,
+        queries: Sequence[VectorQuery],
+        frontier: Sequence[str],
+        *,
+        scope: AccessScope,
+        edge_types: Sequence[str],
+        max_degree: int,
+    ) -> Hop:
+        indexed = self._index.indexed(queries)
+        found = self._mapped.reach(
+            frontier,
+            scope=scope,
+            edge_types=edge_types,
+            max_degree=max_degree,
+            vector_properties=self._index.vector_properties(indexed),
+            metadata=False,
+        )
+        return Hop(found.links, self._index.scored(queries, found.reached, set(frontier)))
 
     def context_rest(
         self,

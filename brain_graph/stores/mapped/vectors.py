@@ -10,13 +10,15 @@ to the caller, a query returns fewer than ``top_k`` hits (never a hit the caller
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import ProfileIndexInfo, VectorHit, VectorQuery
+from brain_graph.stores.base import ProfileIndexInfo, ScoredNeighbors, VectorHit, VectorQuery
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.stores.mapped.graph import MappedGraph
+from brain_graph.stores.mapped.neo4j_source import Neo4jIndexSource
 from brain_graph.stores.mapped.sources import VectorSource
 
 MAX_CANDIDATES = 10_000
@@ -25,6 +27,12 @@ MAX_CANDIDATES = 10_000
 def candidate_limit(top_k: int) -> int:
     """How many candidates a source is asked for: four times ``top_k``, at least 100."""
     return min(MAX_CANDIDATES, max(100, 4 * top_k))
+
+
+def score_all(query: VectorQuery, stored: Mapping[str, Sequence[float]]) -> list[VectorHit]:
+    """The reference score of ``query`` against each stored vector (by node id)."""
+    scores = exact_scores(query.vector, list(stored.values()))
+    return [VectorHit(node_id, query.profile_id, score) for node_id, score in zip(stored, scores, strict=True)]
 
 
 def _ranked(hits: list[VectorHit]) -> list[VectorHit]:
@@ -48,27 +56,72 @@ class MappedVectorIndex:
             embedder = self._embedders.get(query.profile_id) or query.embedder_name
             check_query_matches(query, ProfileIndexInfo(query.profile_id, embedder, dimension))
 
+    def indexed(self, queries: Sequence[VectorQuery]) -> list[tuple[VectorQuery, Neo4jIndexSource]]:
+        """The queries whose profile's vectors are in a Neo4j vector index (read in the graph's
+        statements), in their order."""
+        return [
+            (query, source)
+            for query in queries
+            if isinstance(source := self._sources.get(query.profile_id), Neo4jIndexSource)
+        ]
+
     def query(
         self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
     ) -> list[VectorHit]:
-        found: list[tuple[VectorQuery, list[tuple[str, list[float]]]]] = []
+        """Each profile's best ``top_k`` visible candidates: a Neo4j index's candidates, the other
+        sources' candidates checked, all in one graph statement (plus one request per other source)."""
+        if top_k <= 0:
+            return []
+        limit = candidate_limit(top_k)
+        index_queries: list[dict[str, Any]] = []
+        found: dict[str, list[tuple[str, list[float]]]] = {}
         for query in queries:
             source = self._sources.get(query.profile_id)
-            if source is None or top_k <= 0:
+            if source is None:
                 continue
             self._check(query, source)
-            found.append((query, source.nearest(query.vector, tenant_id=scope.tenant_id, limit=candidate_limit(top_k))))
-        ids = [node_id for _, candidates in found for node_id, _ in candidates]
-        visible = self._graph.visible_ids(ids, scope=scope, project_key=project_key)
+            if isinstance(source, Neo4jIndexSource):
+                index_queries.append(source.query_parameters(query.vector, limit))
+            else:
+                found[query.profile_id] = source.nearest(query.vector, tenant_id=scope.tenant_id, limit=limit)
+        ids = [node_id for candidates in found.values() for node_id, _ in candidates]
+        indexed, visible = self._graph.candidates(index_queries, ids, scope=scope, project_key=project_key)
         hits: list[VectorHit] = []
-        for query, candidates in found:
-            kept = {node_id: vector for node_id, vector in candidates if node_id in visible}
-            if not kept:
+        for query in queries:
+            if query.profile_id in indexed:
+                kept = {node_id: vector for node_id, vector in indexed[query.profile_id] if isinstance(vector, list)}
+            elif query.profile_id in found:
+                kept = {node_id: vector for node_id, vector in found[query.profile_id] if node_id in visible}
+            else:
                 continue
-            scores = exact_scores(query.vector, list(kept.values()))
-            scored = [VectorHit(node_id, query.profile_id, score) for node_id, score in zip(kept, scores, strict=True)]
-            hits += _ranked(scored)[:top_k]
+            if kept:
+                hits += _ranked(score_all(query, kept))[:top_k]
         return hits
+
+    def scored(
+        self, queries: Sequence[VectorQuery], reached: Mapping[str, Sequence[Any]], skip: Collection[str]
+    ) -> ScoredNeighbors | None:
+        """The similarity, in the Neo4j-index profiles of ``queries``, of the ``reached`` nodes (their
+        values of :meth:`vector_properties`, in that order) but ``skip``; as :meth:`similarity` of those
+        profiles returns it (None: no such profile)."""
+        indexed = self.indexed(queries)
+        if not indexed:
+            return None
+        hits: list[VectorHit] = []
+        for position, (query, source) in enumerate(indexed):
+            self._check(query, source)
+            kept = {
+                node_id: values[position]
+                for node_id, values in sorted(reached.items())
+                if node_id not in skip and isinstance(values[position], list)
+            }
+            hits += _ranked(score_all(query, kept))
+        return ScoredNeighbors(tuple(query.profile_id for query, _ in indexed), hits)
+
+    @staticmethod
+    def vector_properties(indexed: Sequence[tuple[VectorQuery, Neo4jIndexSource]]) -> list[str]:
+        """The node property of each Neo4j-index profile of :meth:`indexed`, in its order."""
+        return [source.config.property for _, source in indexed]
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
