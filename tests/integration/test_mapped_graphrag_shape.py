@@ -79,6 +79,8 @@ NOTES = [  # (id, tenant, title, body, secured, readers, teams)
     (1, "globex", "Globex backups", "Globex keeps database backups for seven days only.", False, None, None),
 ]
 
+KINDS: dict[int, Any] = {2: 7, 3: "drill", 4: "memo"}  # a note's kind, by id (7: not a string)
+
 
 def embed(text: str) -> list[float]:
     return [float(x) for x in EMBEDDER.embed_query(text)]
@@ -137,8 +139,8 @@ def write_notes(driver: neo4j.Driver) -> None:
     """Notes keyed by integers, two tenants, ACLs as untyped lists (one of them not a list)."""
     driver.execute_query(
         f"UNWIND $rows AS row CREATE (n:`{NOTE}` {{id: row[0], tenant_id: row[1], title: row[2], body: row[3], "
-        "secured: row[4]}) SET n.readers = row[5], n.teams = row[6], n.embedding = row[7]",
-        rows=[[*note, embed(f"{note[2]}\n{note[3]}")] for note in NOTES],
+        "secured: row[4]}) SET n.readers = row[5], n.teams = row[6], n.embedding = row[7], n.kind = row[8]",
+        rows=[[*note, embed(f"{note[2]}\n{note[3]}"), KINDS.get(note[0])] for note in NOTES],
     )
     driver.execute_query(
         f"MATCH (a:`{NOTE}` {{id: 1, tenant_id: 'acme'}}), (b:`{NOTE}` {{id: 3, tenant_id: 'acme'}}) "
@@ -296,7 +298,15 @@ NOTES_MAPPING = {
     "secured_property": "secured",
     "acl_user_property": "readers",
     "acl_group_property": "teams",
-    "nodes": [{"label": NOTE, "node_type": "cdm.doc", "text": {"body": "body"}}],
+    "nodes": [
+        {
+            "label": NOTE,
+            "node_type": "cdm.doc",
+            "text": {"body": "body"},
+            "type_property": "kind",
+            "types": {"drill": "cdm.work_item"},
+        }
+    ],
     "edges": [{"type": "SEE_ALSO", "as": "REFERENCES"}],
     "vectors": [{"profile": "cdm.doc.body", "source": "neo4j", "index": NOTE_INDEX, "property": "embedding"}],
 }
@@ -342,6 +352,19 @@ def test_untyped_acl_entries_are_users_and_groups(
 def test_acl_entries_are_typed_in_the_records(notes: MappedGraph) -> None:
     records = notes.get_nodes(["2", "3", "4"], scope=AccessScope(tenant_id="acme", all_secured=True))
     assert {r.node_id: r.acl for r in records} == {"2": ("user:alice",), "3": ("group:sre",), "4": ()}
+
+
+def test_a_type_property_chooses_the_node_type(notes: MappedGraph) -> None:
+    records = notes.get_nodes(["1", "2", "3", "4"], scope=AccessScope(tenant_id="acme", all_secured=True))
+    # note 3's kind is listed in types, note 4's is not, the others have none (or a number)
+    assert {r.node_id: r.node_type for r in records} == {
+        "1": "cdm.doc",
+        "2": "cdm.doc",
+        "3": "cdm.work_item",
+        "4": "cdm.doc",
+    }
+    heads = notes.get_passage_heads(["3"], scope=AccessScope(tenant_id="acme", all_secured=True))
+    assert list(heads) == ["3"]
 
 
 def test_a_search_through_integer_ids_finds_and_expands(driver: neo4j.Driver, tmp_path: Path) -> None:

@@ -174,3 +174,16 @@ def test_untyped_acl_entries_get_their_kind() -> None:
         "ELSE [] END + CASE WHEN n.`teams` IS :: LIST<STRING NOT NULL> NOT NULL "
         "THEN [entry IN n.`teams` | 'group:' + entry] ELSE [] END"
     )
+
+
+def test_a_type_property_maps_values_to_node_types() -> None:
+    node = {"label": "Item", "node_type": "cdm.doc", "type_property": "kind", "types": {"ticket": "cdm.work_item"}}
+    mapping = parse_mapping({"tenant": {"fixed": "t"}, "nodes": [node]})
+    assert mapping.node_type_of("Item", {"kind": "ticket"}) == "cdm.work_item"
+    assert mapping.node_type_of("Item", {"kind": "page"}) == "cdm.doc"
+    assert mapping.node_type_of("Item", {"kind": 3}) == "cdm.doc"
+    assert mapping.node_type_of("Item") == "cdm.doc"
+    assert mapping.type_properties == ["kind"]
+    untyped = {**node, "type_property": None}
+    with pytest.raises(ConfigurationError, match="nodes.0: types needs type_property"):
+        parse_mapping({"tenant": {"fixed": "t"}, "nodes": [untyped]})

@@ -132,7 +132,8 @@ class MappedStatements:
     # -- projections -------------------------------------------------------------------------------
 
     def meta(self, var: str) -> str:
-        """A node's metadata as a map: id, labels, project, title, url, secured, acl, properties."""
+        """A node's metadata as a map: id, labels, project, title, url, secured, acl, properties, and the
+        values of the properties node types are read from."""
         m = self.mapping
         title = (
             "coalesce(" + ", ".join(f"{var}.{quoted(p)}" for p in m.title_properties) + ")"
@@ -148,15 +149,17 @@ class MappedStatements:
             f"secured: {var}.{quoted(m.secured_property)}" if m.secured_property else "secured: false",
             f"acl: {self.acl(var)}",
             "properties: {" + ", ".join(f"{quoted(p)}: {var}.{quoted(p)}" for p in m.properties) + "}",
+            "types: {" + ", ".join(f"{quoted(p)}: {var}.{quoted(p)}" for p in m.type_properties) + "}",
         ]
         return "{" + ", ".join(fields) + "}"
 
     def text(self, var: str) -> str:
-        """Every property any mapped label reads passage text from, as a map (absent ones null)."""
+        """Every property any mapped label reads passage text or its node type from, as a map (absent
+        ones null)."""
         texts = [node.text for node in self.mapping.nodes]
         if self.mapping.clusters is not None:
             texts.append(self.mapping.clusters.text)
-        props = sorted({prop for text in texts for prop in text.values()})
+        props = sorted({prop for text in texts for prop in text.values()} | set(self.mapping.type_properties))
         return "{" + ", ".join(f"{quoted(p)}: {var}.{quoted(p)}" for p in props) + "}"
 
     # -- statements --------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ class MappedGraph:
         return NodeRecord(
             tenant_id=tenant_id,
             node_id=data["id"],
-            node_type=self.mapping.node_type_of(label),
+            node_type=self.mapping.node_type_of(label, data.get("types")),
             project_key=project
             if isinstance(project, str) and not identifier_problem(project, MAX_PROJECT_CHARS)
             else None,
@@ -283,7 +283,7 @@ class MappedGraph:
                 continue
             fields = self._text_of.get(label, {})
             text = {field: value for field, prop in fields.items() if isinstance(value := values.get(prop), str)}
-            found.append((node_id, self.mapping.node_type_of(label), text))
+            found.append((node_id, self.mapping.node_type_of(label, values), text))
         return found
 
     def context_rest(

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping as AbstractMapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -102,11 +103,24 @@ class NodeMapping(_Model):
     text: dict[str, Name] = Field(default_factory=dict, max_length=len(PASSAGE_FIELDS))
     id_property: Name | None = None
     id_type: Literal["string", "integer"] | None = None
+    type_property: Name | None = None
+    types: dict[str, Name] = Field(default_factory=dict, max_length=MAX_ENTRIES)
 
     @field_validator("id_property")
     @classmethod
     def _id_property(cls, value: str | None) -> str | None:
         return id_property_name(value)
+
+    @field_validator("type_property")
+    @classmethod
+    def _type_property(cls, value: str | None) -> str | None:
+        return None if value is None else identifier(value)
+
+    @model_validator(mode="after")
+    def _types(self) -> NodeMapping:
+        if self.types and self.type_property is None:
+            raise ValueError("types needs type_property: the property whose values they map")
+        return self
 
     @field_validator("label")
     @classmethod
@@ -309,11 +323,23 @@ class Mapping(_Model):
         cluster = [self.clusters.label] if self.clusters is not None else []
         return [node.label for node in self.nodes] + cluster
 
-    def node_type_of(self, label: str) -> str:
-        """The brain-graph node type of a mapped label (the cluster label: ``kg.cluster``)."""
+    def node_type_of(self, label: str, values: AbstractMapping[str, Any] | None = None) -> str:
+        """The brain-graph node type of a node of a mapped label (the cluster label: ``kg.cluster``):
+        its entry's ``types`` value of its ``type_property`` (from ``values``, the node's properties),
+        else the entry's ``node_type``."""
         if self.clusters is not None and label == self.clusters.label:
             return CLUSTER
-        return next(node.node_type for node in self.nodes if node.label == label)
+        node = next(node for node in self.nodes if node.label == label)
+        if node.type_property is not None and values is not None:
+            value = values.get(node.type_property)
+            if isinstance(value, str) and value in node.types:
+                return node.types[value]
+        return node.node_type
+
+    @property
+    def type_properties(self) -> list[str]:
+        """The properties the node types are read from (sorted, each once)."""
+        return sorted({node.type_property for node in self.nodes if node.type_property is not None})
 
 
 def _where(error: ValidationError) -> str:
