@@ -74,7 +74,6 @@ from brain_graph import BrainSearchInput, LexicalHashEmbeddings, SearchServices,
 from brain_graph.core.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
 from brain_graph.stores.mapped.backend import MappedBackend
 from brain_graph.stores.mapped.mapping import Mapping, parse_mapping
-from brain_graph.stores.mapped.neo4j_source import Neo4jIndexSource
 from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 
@@ -472,16 +471,13 @@ def profile_text(graph: Graph, texts: Sequence[str]) -> str:
 def statement_kinds(backend: MappedBackend) -> dict[str, str]:
     """Each statement a mapped search of this benchmark sends -> a short name."""
     statements = backend.graph.statements
-    source = cast(Neo4jIndexSource, backend.sources[PROFILE])
     types = backend.graph.rel_types(EDGE_TYPES)
     return {
-        source._nearest: "mapped: nearest (vector index, candidates with their vectors)",
-        statements.visible_ids(): "mapped: visible_ids",
-        statements.get_nodes(): "mapped: get_nodes",
-        statements.links(types): "mapped: links",
-        source._vectors_of: "mapped: vectors_of",
-        statements.edges_among(types): "mapped: edges_among",
-        statements.get_texts(): "mapped: get_texts (passage heads)",
+        statements.candidates(): "mapped: candidates (vector index, visible candidates with their vectors)",
+        statements.reach(types, metadata=True): "mapped: seeds (hits' metadata, links, reached vectors)",
+        statements.reach(types, metadata=False): "mapped: hop (links, reached vectors)",
+        statements.get_nodes(): "mapped: get_nodes (context: metadata, visibility)",
+        statements.context(types): "mapped: context (edges, clusters, passage texts)",
     }
 
 

@@ -212,16 +212,22 @@ class MappedStatements:
 
     def candidates(self) -> str:
         """The candidates of a vector query in one statement: per entry of ``$indexQueries`` (``profile``,
-        ``index``, ``limit``, ``vector``, ``property``) the nodes its Neo4j vector index finds nearest,
-        with their stored vector; and the nodes of ``$candidateIds`` (other sources' candidates, profile
-        null). Only the visible mapped nodes in project ``$projectKey``: ``profile``, ``id``, ``vector``."""
+        ``index``, ``limit``, ``vector``, ``property``) the visible mapped nodes in project
+        ``$projectKey`` among the ``limit`` its Neo4j vector index finds nearest, the ``$keep`` nearest
+        of them by Neo4j's cosine of their stored vector (ties by id) with that vector; then the visible
+        nodes of ``$candidateIds`` (other sources' candidates, profile and vector null). Rows:
+        ``profile``, ``id``, ``vector``."""
+        shown = f"{self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')}"
         return (
-            "CALL () { UNWIND $indexQueries AS q "
+            "CALL () { UNWIND $indexQueries AS q CALL (q) { "
             "CALL db.index.vector.queryNodes(q.index, q.limit, q.vector) YIELD node AS n "
-            "RETURN q.profile AS profile, n, n[q.property] AS vector UNION ALL "
-            + self.seek("n", "$candidateIds")
-            + "RETURN null AS profile, n, null AS vector } "
-            f"WITH profile, n, vector WHERE {self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')} "
+            f"WITH n, n[q.property] AS vector WHERE {shown} "
+            "WITH n, vector, CASE WHEN vector IS :: LIST<FLOAT NOT NULL> AND size(vector) = size(q.vector) "
+            "THEN vector.similarity.cosine(vector, q.vector) END AS near "
+            f"RETURN n, vector ORDER BY coalesce(near, -1.0) DESC, {self.node_id('n')} LIMIT $keep }} "
+            "RETURN q.profile AS profile, n, vector UNION ALL "
+            + self.sought("n", "$candidateIds")
+            + f"WITH n WHERE {self.in_project('n')} RETURN null AS profile, n, null AS vector }} "
             f"RETURN profile, {self.node_id('n')} AS id, vector"
         )
 

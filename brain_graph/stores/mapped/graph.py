@@ -158,9 +158,10 @@ class MappedGraph:
         *,
         scope: AccessScope,
         project_key: str | None,
+        keep: int,
     ) -> tuple[dict[str, list[tuple[str, Any]]], set[str]]:
-        """:meth:`MappedStatements.candidates` in one read: per profile of ``index_queries`` its visible
-        candidates ``(id, stored vector)`` in the index's order, and the visible ids among
+        """:meth:`MappedStatements.candidates` in one read: per profile of ``index_queries`` the
+        ``keep`` nearest of its visible candidates ``(id, stored vector)``, and the visible ids among
         ``candidate_ids``."""
         by_profile: dict[str, list[tuple[str, Any]]] = {str(query["profile"]): [] for query in index_queries}
         visible: set[str] = set()
@@ -171,6 +172,7 @@ class MappedGraph:
             indexQueries=list(index_queries),
             candidateIds=list(dict.fromkeys(candidate_ids)),
             projectKey=project_key,
+            keep=keep,
         )
         for row in self._read(self._candidates, params):
             node_id = row["id"]

@@ -5,7 +5,11 @@ so a mapped store scores exactly as brain-graph's own stores do.
 
 A source's index is approximate and knows nothing of ACLs, so each query asks it for
 :func:`candidate_limit` of ``top_k`` candidates: when more than that many of the nearest are invisible
-to the caller, a query returns fewer than ``top_k`` hits (never a hit the caller may not see).
+to the caller, a query returns fewer than ``top_k`` hits (never a hit the caller may not see). A
+Neo4j index's visible candidates are pre-ranked in Neo4j by its own cosine of their stored vectors
+(ties by node id), and only the first :func:`scored_limit` have their vectors read and scored here: a
+node outside them could only belong to the exact top ``top_k`` if more than ``top_k + 10`` candidates
+scored within Neo4j's float rounding of the last hit.
 """
 
 from __future__ import annotations
@@ -27,6 +31,12 @@ MAX_CANDIDATES = 10_000
 def candidate_limit(top_k: int) -> int:
     """How many candidates a source is asked for: four times ``top_k``, at least 100."""
     return min(MAX_CANDIDATES, max(100, 4 * top_k))
+
+
+def scored_limit(top_k: int) -> int:
+    """How many of a Neo4j index's visible candidates, pre-ranked in Neo4j, have their stored vectors
+    read and scored exactly: ``2 * top_k + 10``."""
+    return min(MAX_CANDIDATES, 2 * top_k + 10)
 
 
 def score_all(query: VectorQuery, stored: Mapping[str, Sequence[float]]) -> list[VectorHit]:
@@ -85,7 +95,9 @@ class MappedVectorIndex:
             else:
                 found[query.profile_id] = source.nearest(query.vector, tenant_id=scope.tenant_id, limit=limit)
         ids = [node_id for candidates in found.values() for node_id, _ in candidates]
-        indexed, visible = self._graph.candidates(index_queries, ids, scope=scope, project_key=project_key)
+        indexed, visible = self._graph.candidates(
+            index_queries, ids, scope=scope, project_key=project_key, keep=scored_limit(top_k)
+        )
         hits: list[VectorHit] = []
         for query in queries:
             if query.profile_id in indexed:
