@@ -4,7 +4,9 @@ the check report's lines, and the command's argument errors."""
 
 from __future__ import annotations
 
+import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,12 @@ from brain_graph.stores.mapped.attach import (
     exit_code,
     render_toml,
 )
+from brain_graph.stores.mapped.attach_check import check_live
 from brain_graph.stores.mapped.attach_schema import (
+    CONSTRAINTS,
+    INDEXES,
+    LABELS,
+    REL_TYPES,
     CollectionInfo,
     ConstraintInfo,
     IndexInfo,
@@ -36,8 +43,10 @@ from brain_graph.stores.mapped.attach_schema import (
     collection_matches,
     label_selected,
     plain_type,
+    read_neo4j,
     rel_count_statement,
     split_patterns,
+    usable_tenant,
 )
 from brain_graph.stores.mapped.attach_suggest import (
     Guess,
@@ -54,15 +63,23 @@ STRING, FLOATS, BOOL, STRINGS, INT = ("STRING",), ("LIST<FLOAT>",), ("BOOLEAN",)
 
 
 def label(
-    name: str, count: int, props: dict[str, Any], *, sampled: int | None = None, **ids: tuple[str, ...]
+    name: str,
+    count: int,
+    props: dict[str, Any],
+    *,
+    sampled: int | None = None,
+    co_labels: dict[str, int] | None = None,
+    unusable_tenants: dict[str, int] | None = None,
+    **ids: tuple[str, ...],
 ) -> LabelStats:
-    """A label's stats: ``props`` name -> types (held by every sampled node) or (present, types, sizes)."""
+    """A label's stats: ``props`` name -> types (held by every sampled node) or (present, types, sizes);
+    ``co_labels``: how many sampled nodes carry each other label."""
     sampled = min(count, 1000) if sampled is None else sampled
     stats = {}
     for prop, spec in props.items():
         present, types, sizes = (sampled, spec, ()) if isinstance(spec[0], str) else spec
         stats[prop] = PropertyStats(prop, present, types, sizes)
-    return LabelStats(name, count, sampled, stats, {}, ids)
+    return LabelStats(name, count, sampled, stats, co_labels or {}, ids, unusable_tenants or {})
 
 
 def schema(
@@ -381,6 +398,310 @@ def test_nothing_to_map_is_one_line() -> None:
     graph = schema([label("Document", 2, {"path": STRING})])
     with pytest.raises(ConfigurationError, match=r"^attach: nothing to map in Neo4j bolt://test database 'neo4j': "):
         suggest_from_schema(graph)
+
+
+# -- graphs popular tools write ----------------------------------------------------------------------------
+
+
+def llamaindex_graph(**extra: Any) -> LiveSchema:
+    """A LlamaIndex ``Neo4jPropertyGraphStore`` graph: every node ``__Node__`` (unique id), entities also
+    ``__Entity__`` and their type, ``(Chunk)-[:MENTIONS]->(entity)``, the vector index ``entity`` on
+    ``__Entity__`` only (the chunks' vectors have none)."""
+    node = {"__Node__": 3}
+    entity = {"__Node__": 2, "__Entity__": 2}
+    entity_props = {"id": STRING, "name": STRING, "triplet_source_id": STRING, "embedding": (2, FLOATS, (512,))}
+    return schema(
+        [
+            label("Chunk", 3, {"id": STRING, "text": STRING, "embedding": (3, FLOATS, (512,))}, co_labels=node),
+            label("PERSON", 2, entity_props, co_labels=entity),
+            label("ORGANIZATION", 2, entity_props, co_labels=entity),
+            # some of these carry __Entity__, not all: the index is not theirs
+            label("Concept", 2, {"id": STRING, "name": STRING}, co_labels={"__Node__": 2, "__Entity__": 1}),
+        ],
+        indexes=(vector_index("entity", "__Entity__", dimension=None),),  # type: ignore[arg-type]
+        constraints=(
+            ConstraintInfo("node_id", "UNIQUENESS", "NODE", ("__Node__",), ("id",)),
+            ConstraintInfo("entity_id", "UNIQUENESS", "NODE", ("__Entity__",), ("id",)),
+        ),
+        out={("Chunk", "MENTIONS"): 6},
+        into={("PERSON", "MENTIONS"): 2, ("ORGANIZATION", "MENTIONS"): 2, ("Concept", "MENTIONS"): 2},
+        **extra,
+    )
+
+
+def test_a_vector_index_on_a_marker_label_serves_the_labels_whose_nodes_all_carry_it() -> None:
+    graph = llamaindex_graph()
+    assert [index.name for index in graph.vector_indexes("PERSON")] == ["entity"]
+    assert graph.vector_indexes("Concept") == []
+    assert graph.vector_indexes("Chunk") == []
+    assert graph.unique("Chunk", "id")  # through __Node__'s constraint
+    assert graph.unique("PERSON", "id")
+    assert not graph.unique("Chunk", "text")
+    suggested = suggest_from_schema(graph, profiles=PROFILES)
+    m = suggested.mapping
+    assert m.id_property == "id"
+    assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
+        ("Chunk", "cdm.doc", {"body": "text"}),
+        ("PERSON", "cdm.doc", {}),  # searched by their vectors, in the index on __Entity__
+        ("ORGANIZATION", "cdm.doc", {}),
+        ("Concept", "kg.entity", {}),  # only linked: not every node of it is in the index
+    ]
+    # one index holds both entity types' vectors: one entry, and no note that a profile "already reads" it
+    assert [v.model_dump(exclude_none=True) for v in m.vectors] == [
+        {
+            "profile": "cdm.doc.body",
+            "source": "neo4j",
+            "index": "entity",
+            "property": "embedding",
+            "embedder": "lexical-hash-v1",
+        }
+    ]
+    assert not any("already reads" in note for note in suggested.notes)
+    assert [(e.type, e.as_type) for e in m.edges] == [("MENTIONS", "MENTIONS")]
+
+
+def test_vectors_without_an_index_are_noted_with_the_statement_that_indexes_them() -> None:
+    suggested = suggest_from_schema(llamaindex_graph(), profiles=PROFILES)
+    assert (
+        "Chunk.embedding holds vectors but has no vector index, and brain-graph searches vectors only through one "
+        "(it never writes): to search them, create it, then suggest again: CREATE VECTOR INDEX `chunk_embedding` "
+        "IF NOT EXISTS FOR (n:`Chunk`) ON n.`embedding` OPTIONS {indexConfig: {`vector.dimensions`: 512, "
+        "`vector.similarity_function`: 'cosine'}}"
+    ) in suggested.notes
+    # the entities' vectors are indexed (through their marker): no note for them
+    assert [note.split(" ")[0] for note in suggested.notes if "holds vectors" in note] == ["Chunk.embedding"]
+    # vectors of several dimensions: the index's dimension is left to Neo4j
+    mixed = schema([label("Note", 4, {"id": STRING, "body": STRING, "vec": (4, FLOATS, (384, 512))})])
+    (note,) = [note for note in suggest_from_schema(mixed, profiles=PROFILES).notes if "holds vectors" in note]
+    assert note.endswith("OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine'}}")
+    # short lists of numbers (a point, version numbers) are no vectors to index
+    short = {"id": STRING, "body": STRING, "point": (4, FLOATS, (2,)), "versions": (4, ("LIST<INTEGER>",), (300,))}
+    assert not any("holds vectors" in note for note in suggest_from_schema(schema([label("Note", 4, short)])).notes)
+
+
+def graphiti_graph(groups: dict[str, tuple[int, int]], **extra: Any) -> LiveSchema:
+    """A Graphiti graph: ``Entity`` (name_embedding with no vector index, as Graphiti leaves it) and
+    ``Episodic``, each holding ``group_id`` on all 4 sampled nodes; ``groups``: label -> (nodes with a
+    blank group_id, the others)."""
+    common = {"uuid": STRING, "name": STRING, "group_id": STRING, "created_at": ("ZONED DATETIME",)}
+    return schema(
+        [
+            label(
+                "Entity",
+                4,
+                {**common, "summary": STRING, "name_embedding": (4, FLOATS, (1024,))},
+                unusable_tenants={"group_id": groups["Entity"][0]},
+            ),
+            label(
+                "Episodic",
+                4,
+                {**common, "content": STRING, "source": STRING, "entity_edges": STRINGS},
+                unusable_tenants={"group_id": groups["Episodic"][0]},
+            ),
+        ],
+        indexes=(range_index("Entity", "uuid"), range_index("Episodic", "uuid")),
+        out={("Episodic", "MENTIONS"): 5, ("Entity", "RELATES_TO"): 2},
+        into={("Entity", "MENTIONS"): 5, ("Entity", "RELATES_TO"): 2},
+        **extra,
+    )
+
+
+def test_a_graphiti_graph_with_graphitis_default_group_id_is_one_tenant() -> None:
+    suggested = suggest_from_schema(graphiti_graph({"Entity": (4, 0), "Episodic": (4, 0)}), profiles=PROFILES)
+    m = suggested.mapping
+    assert m.tenant.fixed == "default"
+    assert suggested.guessed("tenant") == [
+        "every sampled 'group_id' is blank or no usable tenant id (Graphiti's default group_id is \"\"): the whole "
+        "graph is one tenant, searched as --tenant default"
+    ]
+    assert (m.id_property, m.title_properties) == ("uuid", ["name"])
+    assert "id_property" not in {g.key for g in suggested.guesses}
+    assert [(n.label, n.node_type, n.text) for n in m.nodes] == [
+        ("Entity", "cdm.doc", {"body": "summary"}),
+        ("Episodic", "cdm.doc", {"body": "content"}),
+    ]
+    assert sorted((e.type, e.as_type) for e in m.edges) == [("MENTIONS", "MENTIONS"), ("RELATES_TO", "RELATES_TO")]
+    assert m.vectors == []  # Graphiti creates no vector index: said in a note, with the statement
+    assert any(
+        note.startswith("Entity.name_embedding holds vectors but has no vector index")
+        and note.endswith(
+            "CREATE VECTOR INDEX `entity_name_embedding` IF NOT EXISTS FOR (n:`Entity`) ON n.`name_embedding` "
+            "OPTIONS {indexConfig: {`vector.dimensions`: 1024, `vector.similarity_function`: 'cosine'}}"
+        )
+        for note in suggested.notes
+    )
+
+
+def test_named_groups_are_the_tenants_and_blank_ones_are_said() -> None:
+    named = suggest_from_schema(graphiti_graph({"Entity": (0, 4), "Episodic": (0, 4)}), profiles=PROFILES)
+    assert named.mapping.tenant.property == "group_id"
+    assert named.guessed("tenant") == []
+    mixed = suggest_from_schema(graphiti_graph({"Entity": (1, 3), "Episodic": (4, 0)}), profiles=PROFILES)
+    assert mixed.mapping.tenant.property == "group_id"
+    assert mixed.guessed("tenant") == [
+        "Episodic have no 'group_id': their nodes are in no tenant",
+        "5 sampled nodes of the mapped labels have a blank 'group_id' (no usable tenant id): no search finds them",
+    ]
+    # with the team's index on the names' vectors, they are the entities' vector source
+    indexed = graphiti_graph(
+        {"Entity": (0, 4), "Episodic": (0, 4)},
+    )
+    indexed = LiveSchema(
+        **{**indexed.__dict__, "indexes": (*indexed.indexes, vector_index("names", "Entity", "name_embedding", 1024))}
+    )
+    found = suggest_from_schema(indexed, profiles=PROFILES)
+    assert [(v.profile, getattr(v, "index", None)) for v in found.mapping.vectors] == [("cdm.doc.body", "names")]
+    assert not any("holds vectors" in note for note in found.notes)
+
+
+@pytest.mark.parametrize(
+    ("value", "usable"),
+    [("acme", True), ("team-1_a", True), ("", False), ("  ", False), (" acme", False), ("a\x00", False)],
+)
+def test_a_usable_tenant_id_is_one_a_search_can_name(value: str, usable: bool) -> None:
+    assert usable_tenant(value) is usable
+
+
+class FakeNeo4j:
+    """A Neo4j client answering attach's read statements from nodes in memory (labels, properties),
+    and the check's per-label statements from what those nodes hold (ids and tenants)."""
+
+    uri = "bolt://fake"
+    database = "neo4j"
+
+    def __init__(
+        self,
+        nodes: list[tuple[tuple[str, ...], dict[str, Any]]],
+        indexes: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        constraints: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    ) -> None:
+        self.nodes = nodes
+        self.indexes = list(indexes)
+        self.constraints = list(constraints)
+        self.statements: list[str] = []
+
+    @staticmethod
+    def value_type(value: Any) -> str:
+        if isinstance(value, bool):
+            return "BOOLEAN NOT NULL"
+        if isinstance(value, int):
+            return "INTEGER NOT NULL"
+        if isinstance(value, str):
+            return "STRING NOT NULL"
+        inner = "FLOAT" if all(isinstance(x, float) for x in value) else "STRING"
+        return f"LIST<{inner} NOT NULL> NOT NULL"
+
+    def of(self, statement: str) -> list[dict[str, Any]]:
+        found = re.match(r"MATCH \(n:`([^`]+)`\)", statement)
+        assert found is not None, statement
+        return [props for labels, props in self.nodes if found.group(1) in labels]
+
+    def read(self, statement: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        self.statements.append(statement)
+        if statement == LABELS:
+            return [{"labels": sorted({lb for labels, _ in self.nodes for lb in labels})}]
+        if statement == REL_TYPES:
+            return [{"types": []}]
+        if statement == INDEXES:
+            return self.indexes
+        if statement == CONSTRAINTS:
+            return self.constraints
+        if "count(n) AS total" in statement:
+            name = re.match(r"MATCH \(n:`([^`]+)`\)", statement).group(1)  # type: ignore[union-attr]
+            carried = [labels for labels, _ in self.nodes if name in labels]
+            others = sorted({lb for labels in carried for lb in labels})
+            return [{"total": len(carried), "others": [[lb, sum(lb in ls for ls in carried)] for lb in others]}]
+        nodes = self.of(statement)
+        if "UNWIND keys(n)" in statement:
+            keys = sorted({key for props in nodes for key in props})
+            return [
+                {
+                    "key": key,
+                    "present": sum(key in props for props in nodes),
+                    "types": sorted({self.value_type(props[key]) for props in nodes if key in props}),
+                    "sizes": sorted({len(props[key]) for props in nodes if isinstance(props.get(key), list)}),
+                }
+                for key in keys
+            ]
+        if "UNWIND $props AS prop" in statement:
+            return [
+                {"prop": prop, "values": [str(props[prop]) for props in nodes if isinstance(props.get(prop), str)]}
+                for prop in params["props"]
+            ]
+        if "AS named" in statement:  # the check's id and tenant counts (ids and tenants as the mapping reads them)
+            return [{"named": len(nodes), "dups": 0, "examples": [], "tenanted": len(nodes), "tenants": ["default"]}]
+        if "AS vectors" in statement:
+            prop = re.search(r"count\(n\.`([^`]+)`\) AS vectors", statement).group(1)  # type: ignore[union-attr]
+            return [{"vectors": sum(prop in props for props in nodes), "orphans": 0}]
+        raise AssertionError(f"unexpected statement: {statement}")
+
+
+def vector_row(name: str, on: str, prop: str = "embedding") -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": "VECTOR",
+        "entityType": "NODE",
+        "labelsOrTypes": [on],
+        "properties": [prop],
+        "state": "ONLINE",
+        "options": {"indexConfig": {"vector.similarity_function": "COSINE"}},
+        "owningConstraint": None,
+    }
+
+
+def llamaindex_nodes() -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    vector = [0.5, 0.5]
+    return [
+        (("__Node__", "Chunk"), {"id": "c1", "text": "Alice joined Acme.", "embedding": vector}),
+        (("__Node__", "__Entity__", "PERSON"), {"id": "Alice", "name": "Alice", "embedding": vector}),
+        (("__Node__", "__Entity__", "ORGANIZATION"), {"id": "Acme", "name": "Acme", "embedding": vector}),
+        (("__Node__", "__KGBuilder__", "Document"), {"path": "a.pdf"}),
+        (("Note",), {"id": "n1", "group_id": "", "body": "A note."}),
+        (("Note",), {"id": "n2", "group_id": "acme", "body": "Another."}),
+    ]
+
+
+def test_reading_the_schema_skips_marker_labels_and_records_what_carries_them() -> None:
+    client = FakeNeo4j(llamaindex_nodes(), [vector_row("entity", "__Entity__")])
+    found = read_neo4j(client)  # type: ignore[arg-type]
+    # LlamaIndex's __Node__, like neo4j-graphrag's __KGBuilder__ and __Entity__, is never a mapped label
+    assert found.considered == ("Chunk", "Document", "Note", "ORGANIZATION", "PERSON")
+    assert found.stats["PERSON"].co_labels == {"__Node__": 1, "__Entity__": 1}
+    assert [index.name for index in found.vector_indexes("PERSON")] == ["entity"]
+    assert found.vector_indexes("Chunk") == []
+    # Graphiti's default group_id ("") is no tenant id; the sampled values are counted
+    assert found.stats["Note"].unusable_tenants == {"group_id": 1}
+    assert found.stats["Note"].usable_tenants("group_id") == 1
+    assert not any("`__Node__`" in statement for statement in client.statements if "MATCH" in statement)
+
+
+def test_the_check_reads_a_vector_index_on_a_marker_label_for_the_labels_that_carry_it() -> None:
+    client = FakeNeo4j(llamaindex_nodes(), [vector_row("entity", "__Entity__")])
+    mapping = parse_mapping(
+        {
+            "name": "li",
+            "tenant": {"fixed": "default"},
+            "title_properties": ["name"],
+            "nodes": [
+                {"label": "Chunk", "node_type": "cdm.doc", "text": {"body": "text"}},
+                {"label": "PERSON", "node_type": "cdm.doc"},
+                {"label": "ORGANIZATION", "node_type": "cdm.doc"},
+            ],
+            "vectors": [{"profile": "cdm.doc.body", "source": "neo4j", "index": "entity", "property": "embedding"}],
+        }
+    )
+    report = check_live(mapping, client, profiles=PROFILES)  # type: ignore[arg-type]
+    assert report.errors == []
+    counts = {count.key: count.text for count in report.counts}
+    assert counts["vectors.cdm.doc.body"] == (
+        "neo4j index 'entity' (dimension ?, cosine); PERSON: 1 of 1 sampled nodes have a vector, 0 not searchable; "
+        "ORGANIZATION: 1 of 1 sampled nodes have a vector, 0 not searchable"
+    )
+    # an index on a label no mapped label's nodes carry is still an error
+    client = FakeNeo4j(llamaindex_nodes(), [vector_row("entity", "__KGBuilder__")])
+    report = check_live(mapping, client, profiles=PROFILES)  # type: ignore[arg-type]
+    assert [p.key for p in report.errors] == ["vectors.cdm.doc.body.index"]
+    assert "no mapped label (nor a label every node of a mapped label carries)" in report.errors[0].message
 
 
 # -- the TOML ------------------------------------------------------------------------------------------

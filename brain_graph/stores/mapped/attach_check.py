@@ -5,6 +5,11 @@ misses nodes, scans or ranks differently) and counts per mapped label, edge and 
 Bounded like :mod:`.attach_schema`: counts from the count store, everything else from the first
 :data:`~.attach_schema.SAMPLE` nodes of each mapped label (or objects of a collection), ids looked up
 only through indexes. Read only.
+
+A node's tenant counts only when it is a usable tenant id (a string, not blank, no white space at
+either end: Graphiti's default ``group_id`` ``""`` is none). A Neo4j vector index holds the vectors
+of the mapped labels it is on and of those whose sampled nodes all carry its label (a marker label
+such as LlamaIndex's ``__Entity__``).
 """
 
 from __future__ import annotations
@@ -122,6 +127,15 @@ class _Checker:
         prop = self.mapping.tenant.property
         return f"{var}.{quoted(prop)}" if prop is not None else "$fixedTenant"
 
+    def tenanted(self, var: str) -> str:
+        """``var`` holds a usable tenant id in the tenant property: a string, not blank, no white space at
+        either end (a fixed tenant: always)."""
+        prop = self.mapping.tenant.property
+        if prop is None:
+            return "true"
+        value = f"{var}.{quoted(prop)}"
+        return f"({value} IS :: STRING AND {value} <> '' AND trim({value}) = {value})"
+
     def params(self, **values: Any) -> dict[str, Any]:
         return {"sample": self.sample, "fixedTenant": self.mapping.tenant.fixed, **values}
 
@@ -148,12 +162,12 @@ class _Checker:
         tenant, how many have a tenant, the tenants seen."""
         return (
             f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample "
-            f"WITH {self.id_of('n', label)} AS id, {self.tenant_of('n')} AS tenant "
-            "WITH id IS :: STRING AS named, id, tenant, count(*) AS c "
+            f"WITH {self.id_of('n', label)} AS id, {self.tenant_of('n')} AS tenant, {self.tenanted('n')} AS usable "
+            "WITH id IS :: STRING AS named, id, tenant, usable, count(*) AS c "
             "RETURN sum(CASE WHEN named THEN c ELSE 0 END) AS named, "
             "sum(CASE WHEN named AND tenant IS NOT NULL AND c > 1 THEN 1 ELSE 0 END) AS dups, "
             "collect(CASE WHEN named AND tenant IS NOT NULL AND c > 1 THEN id END)[..3] AS examples, "
-            "sum(CASE WHEN tenant IS :: STRING THEN c ELSE 0 END) AS tenanted, "
+            "sum(CASE WHEN usable THEN c ELSE 0 END) AS tenanted, "
             "collect(DISTINCT tenant)[..6] AS tenants"
         )
 
@@ -179,7 +193,7 @@ class _Checker:
         a search cannot find (no string id, or no tenant)."""
         searchable = f"{self.id_of('n', label)} IS NOT NULL"
         if self.mapping.tenant.property is not None:
-            searchable += f" AND n.{quoted(self.mapping.tenant.property)} IS :: STRING"
+            searchable += f" AND {self.tenanted('n')}"
         return (
             f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample "
             f"RETURN count(n.{quoted(prop)}) AS vectors, "
@@ -242,12 +256,16 @@ class _Checker:
             )
         if m.tenant.property is not None:
             if not tenanted:
-                self.error("tenant.property", f"none of the {stats.sampled} sampled {nodes} has {m.tenant.property!r}")
+                self.error(
+                    "tenant.property",
+                    f"none of the {stats.sampled} sampled {nodes} has a usable {m.tenant.property!r} (a string, not "
+                    "blank, no white space at either end): no search finds them",
+                )
             elif tenanted < stats.sampled:
                 self.warn(
                     "tenant.property",
-                    f"{_of(stats.sampled - tenanted, stats.sampled, nodes)} have no string {m.tenant.property!r}: "
-                    "they are in no tenant, no search finds them",
+                    f"{_of(stats.sampled - tenanted, stats.sampled, nodes)} have no usable {m.tenant.property!r} "
+                    "(a string, not blank): they are in no tenant, no search finds them",
                 )
         if named and id_prop != ELEMENT_ID:
             self.check_unique(id_key, label, int(row["dups"] or 0), list(row["examples"]))
@@ -481,12 +499,19 @@ class _Checker:
                 f"index {config.index!r} is on property {', '.join(index.properties)}, not {config.property!r}",
             )
             return
-        labels = [label for label in index.labels if label in self.mapping.labels]
+        # the mapped labels whose nodes the index holds: on the label, or on a label (a marker such as
+        # LlamaIndex's __Entity__) that every sampled node of a mapped label carries
+        labels = [
+            label
+            for label in self.mapping.labels
+            if any(self.schema.carries(label, on) for on in index.labels)
+            and (label in index.labels or label in self.present)
+        ]
         if not labels:
             self.error(
                 f"{key}.index",
-                f"index {config.index!r} is on {', '.join(index.labels)}, no mapped label: "
-                "a search never finds its nodes",
+                f"index {config.index!r} is on {', '.join(index.labels)}, no mapped label (nor a label every node "
+                "of a mapped label carries): a search never finds its nodes",
             )
             return
         self.check_embedder(config, spec, index.dimension)

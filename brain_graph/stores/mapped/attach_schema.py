@@ -6,7 +6,8 @@ Read only and bounded: every Neo4j statement runs in a READ session
 (:meth:`~brain_graph.stores.neo4j_weaviate.neo4j.client.Neo4jClient.read`); counts come from the count
 store (``MATCH (n:L) RETURN count(n)``, ``MATCH (:L)-[r:T]->() RETURN count(r)``: no scan); what is
 read of nodes is the first :data:`SAMPLE` nodes of a label (a label scan stopped by ``LIMIT``), and
-ids are looked up only through an index. The property schema is sampled, not read with
+ids are looked up only through an index; the values of tenant-like properties are read with the id
+values (to count those that are no usable tenant id). The property schema is sampled, not read with
 ``db.schema.nodeTypeProperties()``, which reads every node of the database.
 
 Weaviate: one REST call for every collection's config, and per collection that may hold a label's
@@ -22,6 +23,7 @@ from typing import Any
 
 from weaviate.classes.tenants import TenantActivityStatus
 
+from brain_graph.core.contracts import MAX_TENANT_CHARS, identifier_problem
 from brain_graph.stores.mapped.cypher import quoted
 from brain_graph.stores.mapped.mapping import IDENTIFIER
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
@@ -33,15 +35,23 @@ OBJECT_SAMPLE = 20  # objects read of a Weaviate collection
 MAX_LABELS = 500  # labels sampled at most (the rest are named in a note)
 MAX_REL_TYPES = 500  # relationship types counted at most
 MAX_TENANTS_SHOWN = 5
-# brain-graph's own labels, and neo4j-graphrag's marker labels (every node it writes is __KGBuilder__,
-# every entity also __Entity__ besides its own label): never a searched label.
+# brain-graph's own labels, and the marker labels of neo4j-graphrag (every node it writes is __KGBuilder__,
+# every entity also __Entity__ besides its own label) and of LlamaIndex's property graph store (every
+# node __Node__, every entity also __Entity__): never a searched label. A vector index or uniqueness
+# constraint on a marker still serves the labels whose nodes carry it (LiveSchema.carries).
 SKIPPED_LABELS = frozenset(
-    {"BrainNode", "BrainTenant", "BrainProfileEpoch", "BrainCopiesClock", "__KGBuilder__", "__Entity__"}
+    {"BrainNode", "BrainTenant", "BrainProfileEpoch", "BrainCopiesClock", "__KGBuilder__", "__Entity__", "__Node__"}
 )
 ID_NAMES = ("id", "uuid", "name")
 # other property names that may hold a node id (looked at when no common one is there)
 ID_LIKE = ("uid", "key", "nodeId", "node_id", "chunkId", "chunk_id", "docId", "doc_id", "externalId", "external_id")
 TENANT_NAMES = ("tenantId", "tenant_id", "tenant", "group_id")
+
+
+def usable_tenant(value: str) -> bool:
+    """Whether ``value`` can be a brain-graph tenant id (a search's ``--tenant``): not blank, no white
+    space at either end, no control characters. Graphiti's default ``group_id`` on Neo4j is ``""``."""
+    return identifier_problem(value, MAX_TENANT_CHARS) is None
 
 
 def plain_type(value_type: str) -> str:
@@ -83,7 +93,9 @@ class PropertyStats:
 @dataclass(frozen=True)
 class LabelStats:
     """A label: its node count (count store), the size of the sample read, the property keys of the
-    sample, the other labels of the sampled nodes, and the string values of its id-like properties."""
+    sample, the other labels of the sampled nodes (how many carry each), the string values of its
+    id-like properties, and per tenant-like property how many sampled string values are no usable
+    tenant id (:func:`usable_tenant`)."""
 
     label: str
     count: int
@@ -91,6 +103,7 @@ class LabelStats:
     properties: Mapping[str, PropertyStats] = field(default_factory=dict)
     co_labels: Mapping[str, int] = field(default_factory=dict)
     id_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    unusable_tenants: Mapping[str, int] = field(default_factory=dict)
 
     def string(self, name: str) -> bool:
         """Whether ``name`` holds a string on the sampled nodes that have it."""
@@ -105,6 +118,18 @@ class LabelStats:
     def present(self, name: str) -> int:
         found = self.properties.get(name)
         return found.present if found is not None else 0
+
+    def carries(self, other: str) -> bool:
+        """Whether every sampled node of this label also carries the label ``other`` (a marker label such
+        as ``__Entity__``, or a super-label)."""
+        return other == self.label or (self.sampled > 0 and self.co_labels.get(other, 0) >= self.sampled)
+
+    def usable_tenants(self, name: str) -> int:
+        """How many sampled nodes hold ``name`` as a usable tenant id (:func:`usable_tenant`)."""
+        found = self.properties.get(name)
+        if found is None or not found.is_string:
+            return 0
+        return found.present - self.unusable_tenants.get(name, 0)
 
 
 @dataclass(frozen=True)
@@ -208,6 +233,25 @@ class LiveSchema:
             if index.entity == "NODE" and label in index.labels and (kind is None or index.kind == kind)
         ]
 
+    def carries(self, label: str, other: str) -> bool:
+        """Whether every sampled node of ``label`` carries ``other`` too (:meth:`LabelStats.carries`)."""
+        stats = self.stats.get(label)
+        return other == label or (stats is not None and stats.carries(other))
+
+    def vector_indexes(self, label: str) -> list[IndexInfo]:
+        """The vector indexes (on one property) that hold the vectors of ``label``'s nodes: those on
+        ``label``, then those on a label every sampled node of ``label`` carries (LlamaIndex keeps its
+        entities' vectors in an index on the marker label ``__Entity__``)."""
+        found = [
+            index
+            for index in self.indexes
+            if index.kind == "VECTOR"
+            and index.entity == "NODE"
+            and len(index.properties) == 1
+            and any(self.carries(label, on) for on in index.labels)
+        ]
+        return sorted(found, key=lambda index: (label not in index.labels, index.name))
+
     def id_index(self, label: str, prop: str) -> IndexInfo | None:
         """A RANGE index that serves ``n.prop = value`` on ``label`` (one on ``prop`` first)."""
         found = [index for index in self.node_indexes(label, "RANGE") if index.properties[:1] == (prop,)]
@@ -215,9 +259,13 @@ class LiveSchema:
         return found[0] if found else None
 
     def unique(self, label: str, prop: str) -> bool:
-        """Whether a constraint keeps ``prop`` unique among the nodes of ``label``."""
+        """Whether a constraint keeps ``prop`` unique among the nodes of ``label``: one on ``label``, or
+        on a label every sampled node of ``label`` carries (LlamaIndex's ``__Node__.id``)."""
         return any(
-            c.kind in ("UNIQUENESS", "NODE_KEY") and c.labels == (label,) and c.properties == (prop,)
+            c.kind in ("UNIQUENESS", "NODE_KEY")
+            and len(c.labels) == 1
+            and self.carries(label, c.labels[0])
+            and c.properties == (prop,)
             for c in self.constraints
         )
 
@@ -337,9 +385,10 @@ def read_indexes(client: Neo4jClient) -> tuple[list[IndexInfo], list[ConstraintI
 
 
 def read_label(client: Neo4jClient, label: str, *, sample: int = SAMPLE, constrained: Sequence[str] = ()) -> LabelStats:
-    """A label's count, sample size, property stats, co-labels and the sampled values of its id-like
-    string properties (:func:`id_candidates`; ``constrained``: properties a constraint keeps unique):
-    two statements, three when it has id-like properties."""
+    """A label's count, sample size, property stats, co-labels, the sampled values of its id-like
+    string properties (:func:`id_candidates`; ``constrained``: properties a constraint keeps unique) and
+    how many values of its tenant-like properties are no usable tenant id: two statements, three when
+    it has id-like or tenant-like properties."""
     rows = client.read(label_count_statement(label), {"sample": sample})
     total = int(rows[0]["total"]) if rows else 0
     if not total:
@@ -357,13 +406,20 @@ def read_label(client: Neo4jClient, label: str, *, sample: int = SAMPLE, constra
     }
     stats = LabelStats(label, total, min(total, sample), properties, others)
     wanted = id_candidates(stats, constrained)
-    if not wanted:
+    tenants = [name for name in TENANT_NAMES if name in properties]
+    if not wanted and not tenants:
         return stats
-    id_values = {
+    values = {
         str(row["prop"]): tuple(str(value) for value in row["values"])
-        for row in client.read(id_values_statement(label), {"sample": sample, "props": wanted})
+        for row in client.read(id_values_statement(label), {"sample": sample, "props": [*wanted, *tenants]})
     }
-    return LabelStats(label, total, stats.sampled, properties, others, id_values)
+    id_values = {prop: found for prop, found in values.items() if prop in wanted}
+    unusable = {
+        prop: sum(not usable_tenant(value) for value in values.get(prop, ()))
+        for prop in tenants
+        if properties[prop].is_string
+    }
+    return LabelStats(label, total, stats.sampled, properties, others, id_values, unusable)
 
 
 def read_rel_counts(client: Neo4jClient, labels: Sequence[str], rel_types: Sequence[str]) -> RelCounts:

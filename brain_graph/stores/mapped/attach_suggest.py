@@ -9,18 +9,24 @@ says where it guessed (:class:`Guess`, a ``# guessed:`` comment on the line in t
   any other label is ``cdm.doc``, guessed. A label is searched when its nodes have the chosen string
   id and a text property (``text``/``body``/``summary``/``description``/``content``, a short text
   ``tagline``/``abstract``/``plot``/``overview``/``caption``, or the properties of a full-text index)
-  or a vector index. A label with neither is still mapped when its nodes have the id and a title and
-  a relationship type links it to a searched label: ``cdm.person`` for person, user, author...
-  labels, else ``kg.entity`` (guessed); no profile covers them (reached by expansion, never a hit).
+  or a vector index (on the label, or on a marker label all its nodes carry, as LlamaIndex indexes
+  its entities on ``__Entity__``). A label with neither is still mapped when its nodes have the id
+  and a title and a relationship type links it to a searched label: ``cdm.person`` for person,
+  user, author... labels, else ``kg.entity`` (guessed); no profile covers them (reached by
+  expansion, never a hit). Marker labels (``__KGBuilder__``, ``__Entity__``, ``__Node__``) are
+  never mapped themselves.
 * the id: ``id``, ``uuid`` or ``name`` (a property a uniqueness constraint covers first), the one
   most searched labels have; the title ``title``/``name``; the url ``url``/``path``; the tenant
-  ``tenantId``/``tenant_id``/``tenant``/``group_id``, else one fixed tenant ``default`` (guessed).
+  ``tenantId``/``tenant_id``/``tenant``/``group_id`` when its sampled values are usable tenant ids,
+  else one fixed tenant ``default`` (guessed; Graphiti's default ``group_id`` is ``""``).
 * every relationship type that starts at and ends at mapped labels is an edge, read as its own name
   upper-snaked (a note says which of them ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` must name to be followed).
 * vectors: each Neo4j vector index on a searched label, and each Weaviate collection named like a
   searched label (its id property the one whose sampled values are the label's ids), for the profile
   of the label's node type; made by the configured embedder unless the dimension or the collection's
-  vectorizer says otherwise.
+  vectorizer says otherwise. Vectors in a property that no vector index covers (Graphiti's
+  ``name_embedding``) cannot be searched: brain-graph never writes, so a note gives the statement
+  that creates the index (the team's write), after which a new suggestion maps it.
 """
 
 from __future__ import annotations
@@ -100,6 +106,8 @@ DOC_WORDS = frozenset(
     }
 )
 VECTOR_NAMES = ("body", "text", "content", "summary", "default", "embedding", "vector")
+# lists of floats this long are taken for vectors when no index covers them (a note says so)
+MIN_NOTED_DIMENSION = 16
 
 
 @dataclass(frozen=True)
@@ -291,7 +299,36 @@ def _fulltext(schema: LiveSchema, label: str) -> list[str]:
 
 
 def _vector_indexes(schema: LiveSchema, label: str) -> list[IndexInfo]:
-    return [index for index in schema.node_indexes(label, "VECTOR") if len(index.properties) == 1]
+    return schema.vector_indexes(label)
+
+
+def create_vector_index(label: str, prop: str, dimension: int | None) -> str:
+    """The statement that creates a cosine vector index on ``label``'s ``prop`` (named
+    ``<label>_<prop>``, lower case; the dimension left to Neo4j when unknown)."""
+    config = f"`vector.dimensions`: {dimension}, " if dimension else ""
+    name = f"{label}_{prop}".lower()
+    return (
+        f"CREATE VECTOR INDEX `{name}` IF NOT EXISTS FOR (n:`{label}`) ON n.`{prop}` "
+        f"OPTIONS {{indexConfig: {{{config}`vector.similarity_function`: 'cosine'}}}}"
+    )
+
+
+def unindexed_vectors(schema: LiveSchema, label: str) -> list[str]:
+    """Notes on the properties of ``label`` that hold vectors (lists of numbers) no vector index
+    covers: brain-graph searches vectors only through an index and never creates one."""
+    indexed = {index.properties[0] for index in _vector_indexes(schema, label)}
+    notes = []
+    for stats in schema.stats[label].properties.values():
+        floats = "LIST<FLOAT>" in stats.types and stats.is_vector
+        if not floats or not stats.sizes or min(stats.sizes) < MIN_NOTED_DIMENSION or stats.name in indexed:
+            continue
+        dimension = stats.sizes[0] if len(set(stats.sizes)) == 1 else None
+        notes.append(
+            f"{label}.{stats.name} holds vectors but has no vector index, and brain-graph searches vectors only "
+            f"through one (it never writes): to search them, create it, then suggest again: "
+            f"{create_vector_index(label, stats.name, dimension)}"
+        )
+    return notes
 
 
 def suggest_from_schema(
@@ -344,12 +381,10 @@ def suggest_from_schema(
         stats = schema.stats[label]
         why = f"no text property ({'/'.join(TEXT_NAMES)}) and no vector index"
         draft.notes.append(f"not mapped: {label} ({_plural(stats.count, 'node')}): {why}")
-        held = [p.name for p in stats.properties.values() if p.is_vector and p.sizes]
-        if held and label not in vector_labels:
-            draft.notes.append(
-                f"{label}.{held[0]} holds vectors but has no vector index: create one to search them "
-                f"(CREATE VECTOR INDEX FOR (n:{label}) ON n.{held[0]})"
-            )
+        draft.notes += unindexed_vectors(schema, label)
+    for label in live:
+        if label not in left:
+            draft.notes += unindexed_vectors(schema, label)
 
     # -- clusters -----------------------------------------------------------------------------------
     members = [label for label in searched if typed[label][0] != CLUSTER]
@@ -406,12 +441,32 @@ def suggest_from_schema(
                 found.append(label)
         return found
 
-    tenant = next((p for p in sorted(TENANT_NAMES, key=lambda p: (-len(on(p)), TENANT_NAMES.index(p))) if on(p)), None)
+    def tenanted(prop: str) -> list[str]:
+        """The mapped labels with sampled nodes holding ``prop`` as a usable tenant id."""
+        return [label for label in on(prop) if schema.stats[label].usable_tenants(prop)]
+
+    ranked = sorted(TENANT_NAMES, key=lambda p: (-len(tenanted(p)), TENANT_NAMES.index(p)))
+    tenant = next((p for p in ranked if tenanted(p)), None)
+    blank = [p for p in TENANT_NAMES if on(p) and not tenanted(p)]
     if tenant is not None:
         draft.data["tenant"] = {"property": tenant}
-        lacking = [label for label in mapped if label not in on(tenant)]
+        lacking = [label for label in mapped if label not in tenanted(tenant)]
         if lacking:
             draft.guess("tenant", f"{_shown(lacking)} have no {tenant!r}: their nodes are in no tenant")
+        unusable = sum(schema.stats[label].unusable_tenants.get(tenant, 0) for label in mapped)
+        if unusable:
+            draft.guess(
+                "tenant",
+                f"{_plural(unusable, 'sampled node')} of the mapped labels have a blank {tenant!r} (no usable tenant "
+                "id): no search finds them",
+            )
+    elif blank:
+        draft.data["tenant"] = {"fixed": FIXED_TENANT}
+        draft.guess(
+            "tenant",
+            f'every sampled {blank[0]!r} is blank or no usable tenant id (Graphiti\'s default group_id is ""): the '
+            f"whole graph is one tenant, searched as --tenant {FIXED_TENANT}",
+        )
     else:
         draft.data["tenant"] = {"fixed": FIXED_TENANT}
         draft.guess(
@@ -563,11 +618,13 @@ def _neo4j_vectors(
 ) -> list[dict[str, Any]]:
     chosen: dict[str, tuple[IndexInfo, str]] = {}
     for label in sorted(members, key=lambda lb: (-schema.stats[lb].count, lb)):
-        for index in sorted(_vector_indexes(schema, label), key=lambda i: i.name):
+        for index in _vector_indexes(schema, label):
             spec = profile_of.get(typed[label][0])
             if spec is None:
                 draft.notes.append(f"not mapped: vector index {index.name!r}: no profile embeds {typed[label][0]}")
                 continue
+            if spec.profile_id in chosen and chosen[spec.profile_id][0].name == index.name:
+                continue  # one index on a marker label holds the vectors of several labels
             if spec.profile_id in chosen:
                 draft.notes.append(
                     f"not mapped: vector index {index.name!r} on {label}: profile {spec.profile_id} already reads "
