@@ -546,6 +546,11 @@ def test_only_guessed_lines_were_edited(suggested: Suggested, team: Team) -> Non
     assert {edge.type for edge in mapping.edges} == {"MENTIONS", "LINKS_TO"}
 
 
+def test_the_weaviate_tenant_names_are_read_from_the_tenants_needing_no_edit(suggested: Suggested) -> None:
+    # the wiki collection's Weaviate tenants are ws_<tenant>: the suggestion reads that rule from them
+    assert not [key for key in suggested.edited if key.endswith(".tenant_name")]
+
+
 def test_the_edit_refuses_a_line_not_marked_as_guessed(suggested: Suggested, team: Team) -> None:
     key = f"nodes.{team.shape.label('ticket')}.label"
     assert GUESSED not in suggested.text.splitlines()[keyed_lines(suggested.text)[key]]

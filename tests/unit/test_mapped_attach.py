@@ -821,3 +821,23 @@ def test_attach_check_of_a_bad_file_is_one_line(tmp_path: Path) -> None:
         "error: mapping bad.toml: nodes.0.text: Value error, unknown passage field 'bogus'"
     ) or (result.stderr.startswith("error: mapping bad.toml: nodes.0.text: unknown passage field 'bogus'"))
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("graph", "weaviate", "expected"),
+    [
+        (["acme", "globex"], ["ws_acme", "ws_globex", "other"], ("ws_{tenant}", 2)),
+        (["acme", "globex"], ["acme", "globex"], ("{tenant}", 2)),
+        (["acme", "globex"], ["acme-prod", "globex-prod", "acme-dev"], ("{tenant}-prod", 2)),
+        (["acme"], ["zzz"], ("{tenant}", 0)),
+        ([], ["acme"], ("{tenant}", 0)),
+        # the rule most graph tenants follow, not one that fits a single odd name
+        (["a1", "b2", "c3"], ["t_a1", "t_b2", "t_c3", "xa1y"], ("t_{tenant}", 3)),
+    ],
+)
+def test_the_weaviate_tenant_name_rule_is_read_from_the_tenants(
+    graph: list[str], weaviate: list[str], expected: tuple[str, int]
+) -> None:
+    from brain_graph.stores.mapped.attach_suggest import tenant_pattern
+
+    assert tenant_pattern(graph, weaviate) == expected

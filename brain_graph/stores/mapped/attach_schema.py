@@ -95,7 +95,7 @@ class LabelStats:
     """A label: its node count (count store), the size of the sample read, the property keys of the
     sample, the other labels of the sampled nodes (how many carry each), the string values of its
     id-like properties, and per tenant-like property how many sampled string values are no usable
-    tenant id (:func:`usable_tenant`)."""
+    tenant id (:func:`usable_tenant`) and the distinct usable ones."""
 
     label: str
     count: int
@@ -104,6 +104,7 @@ class LabelStats:
     co_labels: Mapping[str, int] = field(default_factory=dict)
     id_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     unusable_tenants: Mapping[str, int] = field(default_factory=dict)
+    tenant_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def string(self, name: str) -> bool:
         """Whether ``name`` holds a string on the sampled nodes that have it."""
@@ -419,7 +420,12 @@ def read_label(client: Neo4jClient, label: str, *, sample: int = SAMPLE, constra
         for prop in tenants
         if properties[prop].is_string
     }
-    return LabelStats(label, total, stats.sampled, properties, others, id_values, unusable)
+    tenant_values = {
+        prop: tuple(sorted({value for value in values.get(prop, ()) if usable_tenant(value)}))
+        for prop in tenants
+        if properties[prop].is_string
+    }
+    return LabelStats(label, total, stats.sampled, properties, others, id_values, unusable, tenant_values)
 
 
 def read_rel_counts(client: Neo4jClient, labels: Sequence[str], rel_types: Sequence[str]) -> RelCounts:

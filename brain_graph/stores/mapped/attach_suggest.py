@@ -658,6 +658,30 @@ def _neo4j_vectors(
     return vectors
 
 
+MAX_TENANTS_MATCHED = 100  # sampled graph tenants a tenant name rule is tried on (and 5x as many Weaviate tenants)
+
+
+def tenant_pattern(graph_tenants: Sequence[str], weaviate_tenants: Sequence[str]) -> tuple[str, int]:
+    """The Weaviate tenant name rule (``prefix{tenant}suffix``) under which the most of ``graph_tenants``
+    are among ``weaviate_tenants``, and how many; ties: the shortest rule, then the first in order
+    (``{tenant}`` when none matches)."""
+    held = set(weaviate_tenants)
+    graph_tenants = list(graph_tenants)[:MAX_TENANTS_MATCHED]
+    rules: set[tuple[str, str]] = {("", "")}
+    for name in list(weaviate_tenants)[: MAX_TENANTS_MATCHED * 5]:
+        for value in graph_tenants:
+            start = name.find(value)
+            while start >= 0:
+                rules.add((name[:start], name[start + len(value) :]))
+                start = name.find(value, start + 1)
+
+    def matched(rule: tuple[str, str]) -> int:
+        return sum(f"{rule[0]}{value}{rule[1]}" in held for value in graph_tenants)
+
+    best = min(sorted(rules), key=lambda rule: (-matched(rule), len(rule[0]) + len(rule[1])))
+    return f"{best[0]}{{tenant}}{best[1]}", matched(best)
+
+
 def _best_vector(collection: CollectionInfo) -> tuple[VectorInfo | None, bool]:
     """The vector to search (None: none usable) and whether it was a choice among several."""
     usable = [vector for vector in collection.vectors if not vector.multi_vector]
@@ -732,8 +756,16 @@ def _weaviate_vectors(
             others = [v.name for v in collection.vectors if v.name and v.name != vector.name]
             draft.guess(f"{key}.vector", f"one of several named vectors (also: {_shown(others)})")
         if collection.multi_tenant:
-            entry["tenant_name"] = "{tenant}"
             shown = _shown(collection.tenants, 5) or "none active"
+            graph_tenants = sorted(
+                {
+                    value
+                    for lb in members
+                    for value in schema.stats[lb].tenant_values.get(tenant.get("property", ""), ())
+                }
+            )
+            pattern, matched = tenant_pattern(graph_tenants, collection.tenants)
+            entry["tenant_name"] = pattern
             if "fixed" in tenant and tenant["fixed"] not in collection.tenants:
                 if len(collection.tenants) != 1:
                     draft.notes.append(
@@ -743,7 +775,13 @@ def _weaviate_vectors(
                     continue
                 tenant["fixed"] = collection.tenants[0]
                 draft.guess("tenant", f"the one Weaviate tenant of {collection.name!r}")
-            draft.guess(f"{key}.tenant_name", f"a brain-graph tenant is the Weaviate tenant of its name ({shown})")
+            draft.guess(
+                f"{key}.tenant_name",
+                f"{matched} of the {len(graph_tenants)} sampled tenants of the graph are Weaviate tenants named so "
+                f"({shown})"
+                if graph_tenants
+                else f"a brain-graph tenant is the Weaviate tenant of its name ({shown})",
+            )
         elif "property" in tenant:
             held = next((p for p in (tenant["property"], *TENANT_NAMES) if kinds.get(p) == "text"), None)
             if held is None:
