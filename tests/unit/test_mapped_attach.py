@@ -841,3 +841,22 @@ def test_the_weaviate_tenant_name_rule_is_read_from_the_tenants(
     from brain_graph.stores.mapped.attach_suggest import tenant_pattern
 
     assert tenant_pattern(graph, weaviate) == expected
+
+
+def test_of_several_named_vectors_the_one_of_the_embedders_dimension_is_taken() -> None:
+    tickets = CollectionInfo(
+        "Tickets",
+        {"nodeId": "text"},
+        {"nodeId": "field"},
+        (
+            VectorInfo("body", "cosine", "hnsw", "none", None, False, 1536),  # named first, made by another model
+            VectorInfo("summary_vec", "cosine", "hnsw", "none", None, False, 512),
+        ),
+        False,
+        links={("nodeId", "Ticket", "id"): 18},
+    )
+    graph = schema([label("Ticket", 20, {"id": STRING, "summary": STRING})], collections=(tickets,))
+    suggested = suggest_from_schema(graph, profiles=PROFILES)  # the work profile's embedder makes 512
+    (source,) = suggested.mapping.vectors
+    assert getattr(source, "vector", None) == "summary_vec"
+    assert not suggested.guessed("vectors.cdm.work.summary.vector")  # the dimension decided, not a name

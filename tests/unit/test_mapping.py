@@ -185,5 +185,5 @@ def test_a_type_property_maps_values_to_node_types() -> None:
     assert mapping.node_type_of("Item") == "cdm.doc"
     assert mapping.type_properties == ["kind"]
     untyped = {**node, "type_property": None}
-    with pytest.raises(ConfigurationError, match="nodes.0: types needs type_property"):
+    with pytest.raises(ConfigurationError, match=r"nodes\.0: types needs type_property"):
         parse_mapping({"tenant": {"fixed": "t"}, "nodes": [untyped]})

@@ -682,9 +682,14 @@ def tenant_pattern(graph_tenants: Sequence[str], weaviate_tenants: Sequence[str]
     return f"{best[0]}{{tenant}}{best[1]}", matched(best)
 
 
-def _best_vector(collection: CollectionInfo) -> tuple[VectorInfo | None, bool]:
-    """The vector to search (None: none usable) and whether it was a choice among several."""
+def _best_vector(collection: CollectionInfo, dimension: int | None = None) -> tuple[VectorInfo | None, bool]:
+    """The vector to search (None: none usable) and whether it was a choice among several: one of the
+    configured embedder's ``dimension`` first (when only one has it, no choice), then by name."""
     usable = [vector for vector in collection.vectors if not vector.multi_vector]
+    fitting = [vector for vector in usable if dimension is not None and vector.dimension == dimension]
+    if len(fitting) == 1:
+        return fitting[0], False
+    usable = fitting or usable
     if len(usable) <= 1:
         return (usable[0] if usable else None), False
     ranked = sorted(
@@ -737,7 +742,7 @@ def _weaviate_vectors(
         if object_id is None:
             draft.notes.append(f"not mapped: {where}: no text, uuid or int property names its node")
             continue
-        vector, chose = _best_vector(collection)
+        vector, chose = _best_vector(collection, spec.dimension)
         if vector is None:
             draft.notes.append(f"not mapped: {where}: no single vector to search")
             continue
@@ -751,10 +756,11 @@ def _weaviate_vectors(
             draft.guess(
                 f"{key}.id_property", f"no sampled object's {object_id!r} was found as a node's {id_property!r}"
             )
-        if chose and vector.name is not None:
+        others = [v.name for v in collection.vectors if v.name and v.name != vector.name]
+        if vector.name is not None and others:
             entry["vector"] = vector.name
-            others = [v.name for v in collection.vectors if v.name and v.name != vector.name]
-            draft.guess(f"{key}.vector", f"one of several named vectors (also: {_shown(others)})")
+            if chose:
+                draft.guess(f"{key}.vector", f"one of several named vectors (also: {_shown(others)})")
         if collection.multi_tenant:
             shown = _shown(collection.tenants, 5) or "none active"
             graph_tenants = sorted(
