@@ -195,7 +195,8 @@ class SupportTable:
         self._floor = min(self.seed_scores.values(), default=0.0)  # the seeds are fixed: computed once
         self._linked_hits: dict[str, set[str]] = {}  # node -> the hits known to link to it (either direction)
         self.paths: dict[str, dict[str, Path]] = {}
-        self._support: dict[str, tuple[list[SupportRow], float]] = {}  # support rows and graph term by node
+        # by node: support rows, their rounded sum and the best counted seed score (kept until the next hop)
+        self._support: dict[str, tuple[list[SupportRow], float, float | None]] = {}
 
     def add_hop(self, links: Iterable[Link]) -> None:
         """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends the
@@ -265,6 +266,8 @@ class SupportTable:
         """The graph term of the node's score: the sum of its support contributions, at most its
         :meth:`ceiling` minus its vector score (never below 0), rounded."""
         total = self._scored(node_id)[1]
+        if not total:
+            return total
         ceiling = self.ceiling(node_id, vector_score)
         if ceiling is None:
             return total
@@ -278,19 +281,20 @@ class SupportTable:
         boosts or no support)."""
         if not (self.scoring.seed_ceiling and self.scoring.graph_boosts):
             return None
-        rows = self._scored(node_id)[0][: self.scoring.max_seeds]
-        best = max((row.seed_score for row in rows), default=None)
+        best = self._scored(node_id)[2]
         if best is None or vector_score is not None:
             return best
         return min(best, self._floor)
 
-    def _scored(self, node_id: str) -> tuple[list[SupportRow], float]:
-        """The node's support rows and their rounded sum, kept until the next hop."""
+    def _scored(self, node_id: str) -> tuple[list[SupportRow], float, float | None]:
+        """The node's support rows, their rounded sum and the best seed score among the counted rows
+        (None without support), kept until the next hop."""
         scored = self._support.get(node_id)
         if scored is None:
             rows = self._support_rows(node_id)
             total = round(math.fsum([row.contribution for row in rows]), SCORE_DECIMALS)
-            scored = self._support[node_id] = (rows, total)
+            best = max((row.seed_score for row in rows[: self.scoring.max_seeds]), default=None)
+            scored = self._support[node_id] = (rows, total, best)
         return scored
 
     def _support_rows(self, node_id: str) -> list[SupportRow]:
