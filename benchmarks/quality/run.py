@@ -12,11 +12,18 @@ the fraction of the question's supporting paragraphs among their first N, averag
 - ``vector``: top N by cosine, with numpy over the vectors brain-graph indexed (its score and tie order);
 - ``peer``: N/2 vector seeds plus their one-hop REFERENCES neighbours (either direction), ranked by
   similarity to the query, cut to N (neo4j-graphrag's VectorCypherRetriever with a one-hop query);
+  ``peer-filled``: the same, filled up to N with the next vector hits when the pool is smaller (the
+  naive recipe as issue 35 measured it);
+- ``bm25``: Okapi BM25 (k1 1.2, b 0.75) over each paragraph's title and text, top N;
 - ``brain-graph``: the compiled graph at each depth of :data:`DEPTHS` with ``topK`` N, and at the default
   options (``topK`` 20, ``expandDepth`` 1: the first N citations of one pack), with graph boosts on and
   off, through :data:`PACK_METHOD`.
 
-Timings go to stderr only, so the result files are identical from run to run.
+Every method is also compared with vector-only per question: gold paragraphs lost (in vector top N, not in
+the method's first N) and gained, and the questions that lose more than they gain.
+
+Timings go to stderr only, so the result files are identical from run to run: the latency of the whole
+search and of its ``expand`` step (p50 / p95 over the questions) at each brain-graph setting.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
+import re
 import statistics
 import sys
 import tempfile
@@ -49,12 +58,13 @@ from brain_graph import (
     EmbeddingProfile,
     GraphScoring,
     SearchServices,
-    build_graph,
     default_profiles,
     load_dataset,
 )
 from brain_graph.core.scoring import SCORE_DECIMALS
+from brain_graph.graphs.search import PIPELINE, compile_steps
 from brain_graph.indexing.dataset import embedding_text
+from brain_graph.pipeline.binding import Step
 
 BUDGETS = (5, 10, 20)
 DEPTHS = (0, 1, 2)
@@ -123,6 +133,64 @@ def peer_recipe(space: VectorSpace, ranking: list[str], n: int) -> Retrieved:
     return Retrieved([doc for doc in ranking if doc in pool][:n], frozenset(pool))
 
 
+def peer_filled(space: VectorSpace, ranking: list[str], n: int) -> Retrieved:
+    """:func:`peer_recipe`, filled up to N with the next vector hits when seeds and neighbours are fewer."""
+    peer = peer_recipe(space, ranking, n)
+    rest = [doc for doc in ranking if doc not in peer.seen][: n - len(peer.doc_ids)]
+    return Retrieved(peer.doc_ids + rest, peer.seen | frozenset(rest))
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+class BM25:
+    """Okapi BM25 (k1 1.2, b 0.75, idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``) over lower-cased word
+    tokens of each doc's title and text; ties by node id."""
+
+    def __init__(self, docs: Mapping[str, str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.ids = sorted(docs)
+        self.k1, self.b = k1, b
+        self.counts: list[dict[str, int]] = []
+        for doc_id in self.ids:
+            counts: dict[str, int] = {}
+            for token in _TOKEN.findall(docs[doc_id].lower()):
+                counts[token] = counts.get(token, 0) + 1
+            self.counts.append(counts)
+        self.lengths = [sum(c.values()) for c in self.counts]
+        self.average = statistics.fmean(self.lengths) if self.lengths else 0.0
+        frequency: dict[str, int] = {}
+        for counts in self.counts:
+            for token in counts:
+                frequency[token] = frequency.get(token, 0) + 1
+        total = len(self.ids)
+        self.idf = {t: math.log(1.0 + (total - df + 0.5) / (df + 0.5)) for t, df in frequency.items()}
+
+    def ranking(self, query: str) -> list[str]:
+        """Every doc, best first (score, then node id)."""
+        terms = [t for t in _TOKEN.findall(query.lower()) if t in self.idf]
+        scores = []
+        for counts, length in zip(self.counts, self.lengths, strict=True):
+            score = 0.0
+            for term in terms:
+                tf = counts.get(term, 0)
+                if tf:
+                    norm = tf + self.k1 * (1.0 - self.b + self.b * length / self.average)
+                    score += self.idf[term] * tf * (self.k1 + 1.0) / norm
+            scores.append(round(score, 9))
+        order = sorted(range(len(self.ids)), key=lambda i: (-scores[i], self.ids[i]))
+        return [self.ids[i] for i in order]
+
+
+def bm25_index(dataset: Dataset) -> BM25:
+    """BM25 over the docs' titles and texts."""
+    docs = {
+        node.node_id: " ".join([node.title or "", *(node.text[k] for k in sorted(node.text))])
+        for node in dataset.node_records()
+        if node.node_type == DOC
+    }
+    return BM25(docs)
+
+
 def recall(docs: Iterable[str], question: Question) -> float:
     """Fraction of the question's supporting paragraphs among ``docs``."""
     return len(set(docs) & set(question.supporting)) / len(question.supporting)
@@ -171,6 +239,31 @@ def summarise(name: str, label: str, runs: Mapping[int, list[Retrieved]], questi
         "docsSeen": {str(n): mean((len(r.seen) for r in runs[n]), 1) for n in runs},
         "reach": {str(n): mean((recall(r.seen, q) for r, q in per_question(n)), 4) for n in runs},
     }
+
+
+def against_vector(
+    runs: Mapping[int, list[Retrieved]], vector: Mapping[int, list[Retrieved]], questions: list[Question]
+) -> dict[str, dict[str, int]]:
+    """Per budget N, against vector top N question by question: supporting paragraphs ``lost`` (in vector
+    top N, not in the method's first N) and ``gained``, the questions that lose or gain any, and
+    ``netLoss``: the questions that lose more than they gain."""
+    out: dict[str, dict[str, int]] = {}
+    for n in runs:
+        lost = gained = losing = gaining = net = 0
+        for run, ref, question in zip(runs[n], vector[n], questions, strict=True):
+            gold = set(question.supporting)
+            mine, theirs = gold & set(run.doc_ids[:n]), gold & set(ref.doc_ids[:n])
+            minus, plus = len(theirs - mine), len(mine - theirs)
+            lost, gained = lost + minus, gained + plus
+            losing, gaining, net = losing + bool(minus), gaining + bool(plus), net + (minus > plus)
+        out[str(n)] = {
+            "lost": lost,
+            "gained": gained,
+            "questionsLosing": losing,
+            "questionsGaining": gaining,
+            "netLoss": net,
+        }
+    return out
 
 
 def linked(space: VectorSpace, docs: Sequence[str]) -> bool:
@@ -233,6 +326,20 @@ def markdown(results: Mapping[str, Any], sample: Sample = hotpotqa.SAMPLE) -> st
         seen = " / ".join(f"{row['docsSeen'][str(n)]:g}" for n in budgets)
         reach = " / ".join(f"{100 * row['reach'][str(n)]:.1f}%" for n in budgets)
         lines.append(f"| {row['label']} | {cells} | {seen} | {reach} |")
+    lines += [
+        "",
+        "Against vector only, question by question: supporting paragraphs lost (in vector top N, not in the "
+        "method's first N) / gained, and in brackets the questions that lose more than they gain.",
+        "",
+        "| method | " + " | ".join(f"lost / gained @{n}" for n in budgets) + " |",
+        "| --- | " + " | ".join("---:" for _ in budgets) + " |",
+    ]
+    for row in results["methods"]:
+        versus = row["againstVector"]
+        cells = " | ".join(
+            f"{versus[str(n)]['lost']} / {versus[str(n)]['gained']} ({versus[str(n)]['netLoss']})" for n in budgets
+        )
+        lines.append(f"| {row['label']} | {cells} |")
     same = results["packEqualsVector"]
     lines += [
         "",
@@ -253,8 +360,8 @@ def markdown(results: Mapping[str, Any], sample: Sample = hotpotqa.SAMPLE) -> st
         )
     else:
         lines.append(
-            "Held out: brain-graph's ranking parameters were chosen on the HotpotQA sample, and nothing was "
-            "changed for this one; see `benchmarks/quality/README.md`."
+            "brain-graph's ranking settings were chosen on the HotpotQA sample and checked on this one; "
+            "see `benchmarks/quality/README.md`."
         )
     return "\n".join(lines) + "\n"
 
@@ -293,35 +400,69 @@ def evaluate(
         rankings = [space.ranking(embedder.embed_query(q.text)) for q in questions]
 
         vector = {n: [vector_only(r, n) for r in rankings] for n in BUDGETS}
-        peer = {n: [peer_recipe(space, r, n) for r in rankings] for n in BUDGETS}
-        methods = [
-            summarise("vector", "vector only (top N by cosine)", vector, questions),
-            summarise("peer", "peer: N/2 seeds + 1-hop REFERENCES neighbours by similarity", peer, questions),
-        ]
-        graph = build_graph(SearchServices(backend=store, profiles=registry))
+        bm25 = bm25_index(dataset)
+        lexical = [bm25.ranking(q.text) for q in questions]
+        baselines = (
+            ("vector", "vector only (top N by cosine)", vector),
+            (
+                "peer",
+                "peer: N/2 seeds + 1-hop REFERENCES neighbours by similarity",
+                {n: [peer_recipe(space, r, n) for r in rankings] for n in BUDGETS},
+            ),
+            (
+                "peer-filled",
+                "peer, filled to N with the next vector hits (the naive recipe)",
+                {n: [peer_filled(space, r, n) for r in rankings] for n in BUDGETS},
+            ),
+            ("bm25", "BM25 (top N)", {n: [vector_only(r, n) for r in lexical] for n in BUDGETS}),
+        )
+        methods = []
+        for name, label, baseline in baselines:
+            row = summarise(name, label, baseline, questions)
+            row["againstVector"] = against_vector(baseline, vector, questions)
+            methods.append(row)
+        timer = StepTimer()
+        services = SearchServices(backend=store, profiles=registry)
+        graph = timer.graph(services)
         same: dict[str, int] = {}
+        latency: dict[str, dict[str, float]] = {}
         started = time.perf_counter()
         for depth in DEPTHS:
-            runs = {
-                n: [pack_method(graph, q.text, filter_, {"topK": n, "expandDepth": depth}) for q in questions]
-                for n in BUDGETS
-            }
+            runs = {}
+            for n in BUDGETS:
+                timer.reset()
+                options = {"topK": n, "expandDepth": depth}
+                runs[n] = [timer.timed(pack_method, graph, q.text, filter_, options) for q in questions]
+                latency[f"topK {n}, depth {depth}"] = timer.summary()
             label = f"brain-graph pack, topK N, expandDepth {depth}"
-            methods.append(summarise(f"brain-graph-d{depth}", label, runs, questions))
+            row = summarise(f"brain-graph-d{depth}", label, runs, questions)
+            row["againstVector"] = against_vector(runs, vector, questions)
+            methods.append(row)
             same[str(depth)] = sum(
                 run.doc_ids[:n] == ref.doc_ids for n in BUDGETS for run, ref in zip(runs[n], vector[n], strict=True)
             )
-        pure_vector = build_graph(
+        pure_vector = timer.graph(
             SearchServices(backend=store, profiles=registry, scoring=GraphScoring(graph_boosts=False))
         )
         for name, label, compiled in (
             ("brain-graph-default", "brain-graph pack, default options (topK 20, expandDepth 1)", graph),
             ("brain-graph-default-no-boosts", "the same with graph boosts off (pure vector ranking)", pure_vector),
         ):
-            packs = [pack_method(compiled, q.text, filter_, {}) for q in questions]  # the first N citations of one pack
-            methods.append(summarise(name, label, dict.fromkeys(BUDGETS, packs), questions))
+            timer.reset()
+            packs = [timer.timed(pack_method, compiled, q.text, filter_, {}) for q in questions]  # one pack each
+            latency[name] = timer.summary()
+            runs = dict.fromkeys(BUDGETS, packs)
+            row = summarise(name, label, runs, questions)
+            row["againstVector"] = against_vector(runs, vector, questions)
+            methods.append(row)
         searches = (len(DEPTHS) * len(BUDGETS) + 2) * len(questions)
         _log(f"{searches} brain-graph searches: {_since(started)}")
+        _log("latency, ms (p50 / p95 over the questions): search | expand")
+        for setting, figures in latency.items():
+            _log(
+                f"  {setting}: {figures['searchP50']:.2f} / {figures['searchP95']:.2f}"
+                f" | {figures['expandP50']:.2f} / {figures['expandP95']:.2f}"
+            )
 
     results = {
         "dataset": dataset_facts(sample, raw, questions, space),
@@ -345,6 +486,56 @@ def evaluate(
         for q, ranking in zip(questions, rankings, strict=True)
     }
     return results
+
+
+class StepTimer:
+    """Times whole searches and their ``expand`` step: :meth:`graph` compiles the pipeline with ``expand``
+    wrapped; the figures stay out of the result files (they vary from run to run)."""
+
+    def __init__(self) -> None:
+        self.searches: list[float] = []
+        self.expands: list[float] = []
+
+    def graph(self, services: SearchServices) -> BrainSearchGraph:
+        """The search graph of ``services`` with a timed ``expand``."""
+        steps = [(name, self._wrap(step) if name == "expand" else step) for name, step in PIPELINE]
+        return compile_steps(steps, lambda: services)
+
+    def _wrap(self, step: Step) -> Step:
+        def timed_step(state: Any, deps: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return step(state, deps)
+            finally:
+                self.expands.append(time.perf_counter() - started)
+
+        return timed_step
+
+    def timed(self, method: PackMethod, *args: Any) -> Retrieved:
+        """``method(*args)``, timed."""
+        started = time.perf_counter()
+        try:
+            return method(*args)
+        finally:
+            self.searches.append(time.perf_counter() - started)
+
+    def reset(self) -> None:
+        self.searches.clear()
+        self.expands.clear()
+
+    def summary(self) -> dict[str, float]:
+        """p50 and p95 in milliseconds of the searches and ``expand`` steps since :meth:`reset`."""
+
+        def quantile(values: list[float], q: float) -> float:
+            ordered = sorted(values)
+            return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+        return {
+            "searchP50": quantile(self.searches, 0.5),
+            "searchP95": quantile(self.searches, 0.95),
+            "expandP50": quantile(self.expands, 0.5),
+            "expandP95": quantile(self.expands, 0.95),
+        }
 
 
 def _log(message: str) -> None:

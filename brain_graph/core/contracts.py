@@ -269,14 +269,16 @@ class BrainCandidateSupport(WireModel):
     direction: Literal["out", "in"]
     path_weight: float
     contribution: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
-        description="linkWeight * (seedScore - marginFloor) * pathWeight, rounded."
+        description="linkWeight * (seedScore - marginFloor) * pathWeight, rounded (0 beyond the maxSeeds strongest)."
     )
 
 
 @state_form(
     "ScoringBreakdown",
     """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
-    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``.""",
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most the best
+    counted ``seedScore`` (``marginFloor`` for a node without a vector score) minus ``vector``, never
+    below 0, when the seed ceiling is on.""",
 )
 class BrainScoringBreakdown(WireModel):
     """Every term of adjustedScore = vector + graph."""

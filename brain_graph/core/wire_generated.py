@@ -102,7 +102,9 @@ class CandidateSupport(TypedDict):
 
 class ScoringBreakdown(TypedDict):
     """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
-    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``."""
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most the best
+    counted ``seedScore`` (``marginFloor`` for a node without a vector score) minus ``vector``, never
+    below 0, when the seed ceiling is on."""
 
     vector: float
     graph: float

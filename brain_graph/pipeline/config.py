@@ -58,6 +58,11 @@ class Settings(BaseSettings):
         default=DEFAULT_SCORING.max_seeds, validation_alias="BRAIN_GRAPH_MAX_SEEDS"
     )
     edge_weights: str = Field(default="", validation_alias="BRAIN_GRAPH_EDGE_WEIGHTS")
+    fanout_split: bool = Field(default=DEFAULT_SCORING.fanout_split, validation_alias="BRAIN_GRAPH_FANOUT_SPLIT")
+    clique_damping: Annotated[float, SETTING_BOUNDS["clique_damping"].constraint] = Field(
+        default=DEFAULT_SCORING.clique_damping, validation_alias="BRAIN_GRAPH_CLIQUE_DAMPING"
+    )
+    seed_ceiling: bool = Field(default=DEFAULT_SCORING.seed_ceiling, validation_alias="BRAIN_GRAPH_SEED_CEILING")
     embedder: str = Field(default="lexical", validation_alias="BRAIN_GRAPH_EMBEDDER")
     profile_embedders: str = Field(default="", validation_alias="BRAIN_GRAPH_PROFILE_EMBEDDERS")
 
@@ -212,6 +217,9 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
             neighbors_per_node=settings.neighbors_per_node,
             max_seeds=settings.max_seeds,
             edge_weights=edge_weight_map(settings.edge_weights),
+            fanout_split=settings.fanout_split,
+            clique_damping=settings.clique_damping,
+            seed_ceiling=settings.seed_ceiling,
         ),
         service_principal=settings.service_principal,
     )

@@ -3,19 +3,30 @@
 The candidates are the vector hits (the *seeds*) plus the nodes expansion reached from them. Each
 candidate ``c`` is scored
 
-    adjustedScore(c) = vectorScore(c) + linkWeight * sum over seeds s reaching c of margin(s) * pathWeight(s, c)
+    adjustedScore(c) = vectorScore(c) + graph(c)
+    graph(c) = min(linkWeight * sum over seeds s reaching c of margin(s) * pathWeight(s, c),
+                   ceiling(c) - vectorScore(c))   (never below 0)
 
 - ``vectorScore(c)``: the similarity of ``c`` to the query in 0..1 (the hits' own score; for expanded
   nodes computed the same way, 0 when ``c`` has no vector in the searched profiles);
 - ``margin(s) = score(s) - floor``, where ``floor`` is the weakest hit's score: how much better than the
   weakest hit a seed matched. A seed lends a share of its own evidence, in the units of the scores, so
   the boost scales with the model's score spread and a seed at the bottom of the hit list lends nothing;
-- ``pathWeight(s, c)``: the product of the edge-type weights along the best path from ``s`` to ``c``
-  (at most ``expandDepth`` hops, never through a hub), times ``hopDecay`` per hop after the first;
+- ``pathWeight(s, c)``: the product, along the best path from ``s`` to ``c`` (at most ``expandDepth``
+  hops, never through a hub), of each edge's step: the edge type's weight, divided by the *fanout* of
+  the node the edge leaves (how many distinct nodes it links to in that hop) when ``fanoutSplit`` is
+  on, and by ``(1 + shared) ** cliqueDamping``, where ``shared`` counts the other hits linked to both
+  ends of the edge; times ``hopDecay`` for each hop after the first. A node lends its evidence split
+  evenly over what it links to, so a seed with one neighbour lends it all; and two hits in a dense
+  clique (near-duplicates that all mention each other, such as paragraphs of one article) are redundant
+  evidence for each other, so a clique cannot lift its own members over a stronger unrelated hit;
 - the sum runs over distinct seeds, the ``maxSeeds`` strongest contributions (the others are listed
-  with contribution 0): several seeds agreeing on a node add up, but the graph term stays at most
-  ``maxSeeds * linkWeight * (best hit - floor)``. A hit linked to another hit is supported by it too
-  (a seed never supports itself).
+  with contribution 0): several seeds agreeing on a node add up. A hit linked to another hit is
+  supported by it too (a seed never supports itself);
+- ``ceiling(c)`` (``seedCeiling`` on): the score of the strongest seed among the counted ones. Graph
+  evidence can lift a node up to the seed that vouches for it, never above it, and a weaker seed cannot
+  lift a stronger hit at all. A node without a vector score (nothing says it matches the query itself)
+  has the floor as its ceiling: it never passes a hit. Off: no ceiling.
 
 Hubs, the nodes with more than ``hubDegree`` visible neighbours over the allowlisted edges, are never
 expanded through and lend no support. Everything is float64 arithmetic in a fixed order, rounded to
@@ -71,10 +82,19 @@ def _number(value: int | float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-WEIGHT = Bound(0.0, 1.0)  # link_weight, hop_decay and each edge weight
+WEIGHT = Bound(0.0, 1.0)  # hop_decay and each edge weight
+LINK_WEIGHT = Bound(0.0, 10.0)  # link_weight: a seed lends at most 10 times its margin
+DAMPING = Bound(0.0, 4.0)  # clique_damping: the exponent of (1 + shared)
 COUNT = Bound(0, MAX_COUNT_SETTING, integer=True)
 SETTING_BOUNDS: Mapping[str, Bound] = MappingProxyType(
-    {"link_weight": WEIGHT, "hop_decay": WEIGHT, "hub_degree": COUNT, "neighbors_per_node": COUNT, "max_seeds": COUNT}
+    {
+        "link_weight": LINK_WEIGHT,
+        "hop_decay": WEIGHT,
+        "hub_degree": COUNT,
+        "neighbors_per_node": COUNT,
+        "max_seeds": COUNT,
+        "clique_damping": DAMPING,
+    }
 )
 
 
@@ -86,16 +106,25 @@ class GraphScoring:
     ``graph_boosts`` off gives pure vector ranking (``adjustedScore == vectorScore``; expansion still
     finds and lists the same candidates). ``edge_weights`` maps an edge type to its weight (1.0 when
     not listed). ``neighbors_per_node`` bounds the new nodes each frontier node adds per hop, its best
-    by score; ``max_seeds`` how many seeds' contributions count for one node. Each numeric setting
-    lies in its :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s."""
+    by score; ``max_seeds`` how many seeds' contributions count for one node. ``fanout_split`` divides
+    each step of a path by the fanout of the node it leaves, ``clique_damping`` by ``(1 + shared) **
+    clique_damping`` (``shared``: the other hits linked to both ends; 0 turns it off); ``seed_ceiling``
+    keeps a node's score at or below its strongest counted seed's. Each numeric setting lies in its
+    :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s.
+
+    The defaults were chosen on the HotpotQA sample and checked on the MuSiQue sample of
+    ``benchmarks/quality`` (and the other way round); see ``docs/ranking.md``."""
 
     graph_boosts: bool = True
-    link_weight: float = 0.5
+    link_weight: float = 2.0
     hop_decay: float = 0.5
     hub_degree: int = 50
     neighbors_per_node: int = 10
     max_seeds: int = 3
     edge_weights: Mapping[str, float] = field(default_factory=dict)
+    fanout_split: bool = True
+    clique_damping: float = 2.0
+    seed_ceiling: bool = True
 
     def __post_init__(self) -> None:
         for name, bound in SETTING_BOUNDS.items():
@@ -164,21 +193,34 @@ class SupportTable:
         self.seed_scores = dict(seed_scores)
         self.scoring = scoring
         self._floor = min(self.seed_scores.values(), default=0.0)  # the seeds are fixed: computed once
+        self._linked_hits: dict[str, set[str]] = {}  # node -> the hits known to link to it (either direction)
         self.paths: dict[str, dict[str, Path]] = {}
-        self._support: dict[str, tuple[list[SupportRow], float]] = {}  # support rows and graph term by node
+        # by node: support rows, their rounded sum and the best counted seed score (kept until the next hop)
+        self._support: dict[str, tuple[list[SupportRow], float, float | None]] = {}
 
     def add_hop(self, links: Iterable[Link]) -> None:
         """Record the paths one more hop opens: a link from frontier node ``f`` to ``n`` extends the
         paths that reached ``f`` before this hop (``f`` itself, with no hop, when it is a seed), its
         ``max_seeds + 1`` strongest ones: one step multiplies every path through ``f`` by the same
         factor, so the strongest stay the strongest, and ``n`` itself may be one of them (a seed
-        never supports itself). Every hop after a path's first is decayed."""
+        never supports itself). The step is the edge type's weight, divided by ``f``'s fanout (the
+        distinct nodes its links of this hop reach) with ``fanout_split``, and by ``(1 + shared) **
+        clique_damping`` (:meth:`shared`). Every hop after a path's first is decayed."""
         links = list(links)
         self._support.clear()
+        for link in links:  # the first hop's links are the hits' own: every hit-to-node link is known then
+            if link.frontier_id in self.seed_scores:
+                self._linked_hits.setdefault(link.neighbor_id, set()).add(link.frontier_id)
+            if link.neighbor_id in self.seed_scores:
+                self._linked_hits.setdefault(link.frontier_id, set()).add(link.neighbor_id)
         reaching = {frontier_id: self._strongest(frontier_id) for frontier_id in {link.frontier_id for link in links}}
+        fanout = fanouts(links) if self.scoring.fanout_split else {}
+        damping = self.scoring.clique_damping
         hop_decay = self.scoring.hop_decay
         for link in links:
-            step = self.scoring.edge_weight(link.edge_type)
+            step = self.scoring.edge_weight(link.edge_type) / fanout.get(link.frontier_id, 1)
+            if damping:
+                step /= (1 + self.shared(link.frontier_id, link.neighbor_id)) ** damping
             for seed_id, weight, hops in reaching[link.frontier_id]:
                 if seed_id == link.neighbor_id:
                     continue
@@ -187,6 +229,14 @@ class SupportTable:
                 known = self.paths.setdefault(link.neighbor_id, {})
                 if seed_id not in known or path < known[seed_id]:
                     known[seed_id] = path
+
+    def shared(self, a: str, b: str) -> int:
+        """How many hits other than ``a`` and ``b`` are linked to both (as far as the hops so far read):
+        0 for a lone link, 4 for two members of a clique of six hits that all link to one another."""
+        linked_a, linked_b = self._linked_hits.get(a), self._linked_hits.get(b)
+        if not linked_a or not linked_b:
+            return 0
+        return len((linked_a & linked_b) - {a, b})
 
     def _strongest(self, node_id: str) -> list[tuple[str, float, int]]:
         """(seed, path weight, hops) of the ``max_seeds + 1`` strongest seeds reaching ``node_id`` (by
@@ -212,18 +262,39 @@ class SupportTable:
         new rows on every call (computed once per node and hop)."""
         return [row.wire() for row in self._scored(node_id)[0]]
 
-    def graph(self, node_id: str) -> float:
-        """The graph term of the node's score: the sum of its support contributions, rounded
-        (computed once per node and hop)."""
-        return self._scored(node_id)[1]
+    def graph(self, node_id: str, vector_score: float | None) -> float:
+        """The graph term of the node's score: the sum of its support contributions, at most its
+        :meth:`ceiling` minus its vector score (never below 0), rounded."""
+        total = self._scored(node_id)[1]
+        if not total:
+            return total
+        ceiling = self.ceiling(node_id, vector_score)
+        if ceiling is None:
+            return total
+        vector = vector_score if vector_score is not None else 0.0
+        return round(min(total, max(0.0, ceiling - vector)), SCORE_DECIMALS)
 
-    def _scored(self, node_id: str) -> tuple[list[SupportRow], float]:
-        """The node's support rows and graph term, kept until the next hop."""
+    def ceiling(self, node_id: str, vector_score: float | None) -> float | None:
+        """The score graph evidence may lift the node to (``seed_ceiling``): the best seed score among
+        its counted support rows, and the floor for a node without a vector score (nothing says it
+        matches the query itself, so it never passes a hit); None when there is no ceiling (off, no
+        boosts or no support)."""
+        if not (self.scoring.seed_ceiling and self.scoring.graph_boosts):
+            return None
+        best = self._scored(node_id)[2]
+        if best is None or vector_score is not None:
+            return best
+        return min(best, self._floor)
+
+    def _scored(self, node_id: str) -> tuple[list[SupportRow], float, float | None]:
+        """The node's support rows, their rounded sum and the best seed score among the counted rows
+        (None without support), kept until the next hop."""
         scored = self._support.get(node_id)
         if scored is None:
             rows = self._support_rows(node_id)
-            graph = round(math.fsum([row.contribution for row in rows]), SCORE_DECIMALS)
-            scored = self._support[node_id] = (rows, graph)
+            total = round(math.fsum([row.contribution for row in rows]), SCORE_DECIMALS)
+            best = max((row.seed_score for row in rows[: self.scoring.max_seeds]), default=None)
+            scored = self._support[node_id] = (rows, total, best)
         return scored
 
     def _support_rows(self, node_id: str) -> list[SupportRow]:
@@ -260,18 +331,26 @@ class SupportTable:
     def adjusted(self, node_id: str, vector_score: float | None) -> float:
         """The node's adjusted score, as :func:`adjusted_score` of its :meth:`breakdown`."""
         vector = vector_score if vector_score is not None else 0.0
-        return round(vector + self.graph(node_id), SCORE_DECIMALS)
+        return round(vector + self.graph(node_id, vector_score), SCORE_DECIMALS)
 
     def breakdown(self, node_id: str, vector_score: float | None) -> ScoringBreakdown:
         """Every term of the node's score."""
         vector = vector_score if vector_score is not None else 0.0
         return {
             "vector": vector,
-            "graph": self.graph(node_id),
+            "graph": self.graph(node_id, vector_score),
             "marginFloor": self.floor(),
             "linkWeight": self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
             "support": self.support(node_id),
         }
+
+
+def fanouts(links: Iterable[Link]) -> dict[str, int]:
+    """How many distinct nodes each frontier node's links reach (its fanout in the hop)."""
+    reached: dict[str, set[str]] = {}
+    for link in links:
+        reached.setdefault(link.frontier_id, set()).add(link.neighbor_id)
+    return {frontier_id: len(found) for frontier_id, found in reached.items()}
 
 
 def adjusted_score(breakdown: ScoringBreakdown) -> float:

@@ -89,12 +89,19 @@ GRAPH: dict[str, Any] = {
 }
 
 
-def services_for(tmp_path: Path, scoring: GraphScoring | None = None) -> SearchServices:
+# The margin-only score (the default before issue 35): no fanout split, no seed ceiling, linkWeight 0.5.
+# The tests on GRAPH pin its arithmetic; the tests further down pin the defaults.
+MARGIN_ONLY: dict[str, Any] = {"link_weight": 0.5, "fanout_split": False, "clique_damping": 0.0, "seed_ceiling": False}
+
+
+def services_for(tmp_path: Path, scoring: GraphScoring | None = None, graph: dict[str, Any] = GRAPH) -> SearchServices:
     store = EmbeddedStore(tmp_path / "ranking.sqlite3")
     profiles = default_profiles({"default": AngleEmbeddings()})
     if not (tmp_path / "ranking.sqlite3").exists():
-        load_dataset(Dataset.model_validate(GRAPH), store, profiles)
-    return SearchServices(backend=store, profiles=profiles, scoring=scoring or GraphScoring(hub_degree=5))
+        load_dataset(Dataset.model_validate(graph), store, profiles)
+    return SearchServices(
+        backend=store, profiles=profiles, scoring=scoring or GraphScoring(hub_degree=5, **MARGIN_ONLY)
+    )
 
 
 def search(services: SearchServices, **options: Any) -> dict[str, Any]:
@@ -176,12 +183,12 @@ def test_hubs_are_not_expanded_through(tmp_path: Path) -> None:
     hub_cut = search(services_for(tmp_path), expandDepth=2)
     assert "hub" in ranked(hub_cut)  # a hub is a candidate itself ...
     assert not any(node_id.startswith("behind") for node_id in ranked(hub_cut))  # ... but leads nowhere
-    no_cut = search(services_for(tmp_path, GraphScoring(hub_degree=50)), expandDepth=2)
+    no_cut = search(services_for(tmp_path, GraphScoring(hub_degree=50, **MARGIN_ONLY)), expandDepth=2)
     assert {f"behind{i}" for i in range(6)} <= set(ranked(no_cut))
 
 
 def test_graph_boosts_off_is_pure_vector_ranking(tmp_path: Path) -> None:
-    output = search(services_for(tmp_path, GraphScoring(graph_boosts=False, hub_degree=5)))
+    output = search(services_for(tmp_path, GraphScoring(graph_boosts=False, hub_degree=5, **MARGIN_ONLY)))
     candidates = output["candidates"]
     assert all(c["adjustedScore"] == (c["vectorScore"] or 0.0) for c in candidates)
     assert all(row["contribution"] == 0.0 for c in candidates for row in c["scoringBreakdown"]["support"])
@@ -216,7 +223,7 @@ def test_the_facts_are_exactly_the_allowlisted_relationships_among_cited_items(t
 
 
 def test_several_seeds_add_up_and_a_seed_never_supports_itself() -> None:
-    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7}, GraphScoring())
+    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7}, GraphScoring(**MARGIN_ONLY))
     table.add_hop(
         [
             Link("a", "REFERENCES", "x", True),
@@ -233,7 +240,7 @@ def test_several_seeds_add_up_and_a_seed_never_supports_itself() -> None:
 
 
 def test_edge_weights_and_the_best_path_per_seed() -> None:
-    scoring = GraphScoring(edge_weights={"IN_CLUSTER": 0.25})
+    scoring = GraphScoring(edge_weights={"IN_CLUSTER": 0.25}, **MARGIN_ONLY)
     table = SupportTable({"a": 0.9, "z": 0.5}, scoring)
     table.add_hop([Link("a", "IN_CLUSTER", "x", True), Link("a", "REFERENCES", "y", True)])
     table.add_hop([Link("y", "REFERENCES", "x", True)])
@@ -274,7 +281,7 @@ def test_the_environment_and_the_scoring_admit_the_same_values(name: str, monkey
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"link_weight": 1.5}, "GraphScoring.link_weight must be a number in 0..1 (got 1.5)"),
+        ({"link_weight": 10.5}, "GraphScoring.link_weight must be a number in 0..10 (got 10.5)"),
         ({"hop_decay": float("nan")}, "GraphScoring.hop_decay must be a number in 0..1 (got nan)"),
         ({"max_seeds": 1001}, "GraphScoring.max_seeds must be an integer in 0..1000 (got 1001)"),
         ({"hub_degree": True}, "GraphScoring.hub_degree must be an integer in 0..1000 (got True)"),
@@ -310,9 +317,16 @@ def test_the_scoring_settings_come_from_the_environment(monkeypatch: pytest.Monk
     monkeypatch.setenv("BRAIN_GRAPH_LINK_WEIGHT", "0.25")
     monkeypatch.setenv("BRAIN_GRAPH_HUB_DEGREE", "7")
     monkeypatch.setenv("BRAIN_GRAPH_EDGE_WEIGHTS", "IN_CLUSTER=0.5, REFERENCES=1")
+    monkeypatch.setenv("BRAIN_GRAPH_FANOUT_SPLIT", "false")
+    monkeypatch.setenv("BRAIN_GRAPH_SEED_CEILING", "false")
     scoring = build_services(load_settings()).scoring
     assert scoring == GraphScoring(
-        graph_boosts=False, link_weight=0.25, hub_degree=7, edge_weights={"IN_CLUSTER": 0.5, "REFERENCES": 1.0}
+        graph_boosts=False,
+        link_weight=0.25,
+        hub_degree=7,
+        edge_weights={"IN_CLUSTER": 0.5, "REFERENCES": 1.0},
+        fanout_split=False,
+        seed_ceiling=False,
     )
 
 
@@ -322,7 +336,8 @@ def test_the_scoring_settings_come_from_the_environment(monkeypatch: pytest.Monk
         ("BRAIN_GRAPH_EDGE_WEIGHTS", "IN_CLUSTER=2"),
         ("BRAIN_GRAPH_EDGE_WEIGHTS", "in cluster=0.5"),
         ("BRAIN_GRAPH_EDGE_WEIGHTS", "IN_CLUSTER"),
-        ("BRAIN_GRAPH_LINK_WEIGHT", "1.5"),
+        ("BRAIN_GRAPH_LINK_WEIGHT", "10.5"),
+        ("BRAIN_GRAPH_FANOUT_SPLIT", "sometimes"),
         ("BRAIN_GRAPH_HUB_DEGREE", "-1"),
     ],
 )
@@ -354,7 +369,7 @@ def test_a_hop_scores_a_bounded_number_of_new_nodes_best_frontier_first(monkeypa
 def test_a_node_admitted_after_the_hop_that_first_reached_it_still_passes_support_on() -> None:
     """y is reached at hop 1 but admitted only at hop 2 (say, cut by neighbors_per_node at hop 1):
     its links at hop 3 extend its best path, so z is supported through it."""
-    table = SupportTable({"a": 0.9, "b": 0.5}, GraphScoring())
+    table = SupportTable({"a": 0.9, "b": 0.5}, GraphScoring(**MARGIN_ONLY))
     table.add_hop([Link("a", "REFERENCES", "x", True), Link("a", "REFERENCES", "y", True)])
     table.add_hop([Link("x", "REFERENCES", "y", True)])
     table.add_hop([Link("y", "REFERENCES", "z", True)])
@@ -363,9 +378,114 @@ def test_a_node_admitted_after_the_hop_that_first_reached_it_still_passes_suppor
 
 
 def test_only_the_strongest_max_seeds_paths_are_extended() -> None:
-    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7, "e": 0.6, "d": 0.5}, GraphScoring(max_seeds=2))
+    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7, "e": 0.6, "d": 0.5}, GraphScoring(max_seeds=2, **MARGIN_ONLY))
     table.add_hop([Link(seed, "REFERENCES", "x", True) for seed in ("a", "b", "c", "e")])
     table.add_hop([Link("x", "REFERENCES", "y", True), Link("x", "REFERENCES", "a", False)])
     assert [row["seedNodeId"] for row in table.support("y")] == ["a", "b", "c"]  # max_seeds + 1 extended
     assert [row["contribution"] > 0 for row in table.support("y")] == [True, True, False]  # two count
     assert [row["seedNodeId"] for row in table.support("a")] == ["b", "c"]  # a reached back through x
+
+
+# Issue 35: the defaults (fanout split, clique damping, seed ceiling, linkWeight 2) on small graphs.
+# CLIQUE: a1..a6 are six paragraphs of one article, each mentioning the others (a clique of hits);
+# b is a stronger unrelated hit; f is the floor.
+CLIQUE: dict[str, Any] = {
+    "nodes": [
+        doc("a1", 0.9),
+        doc("b", 0.86),
+        *(doc(f"a{i}", cosine) for i, cosine in zip(range(2, 7), (0.8, 0.78, 0.76, 0.74, 0.72), strict=True)),
+        doc("f", 0.5),
+    ],
+    "edges": [edge("t1", "REFERENCES", f"a{i}", f"a{j}") for i in range(1, 7) for j in range(1, 7) if i != j],
+}
+# REACH: the top seed t links only to g, which is far less similar than every hit; the weak seed w
+# (just above the floor f) links only to u, as dissimilar as g.
+REACH: dict[str, Any] = {
+    "nodes": [
+        doc("t", 0.9),
+        doc("h2", 0.8),
+        doc("h3", 0.78),
+        doc("h4", 0.76),
+        doc("w", 0.56),
+        doc("f", 0.5),
+        doc("g", 0.2),
+        doc("u", 0.2),
+    ],
+    "edges": [edge("t1", "REFERENCES", "t", "g"), edge("t1", "REFERENCES", "w", "u")],
+}
+
+
+def test_a_duplicate_title_clique_does_not_push_a_stronger_unrelated_hit_down(tmp_path: Path) -> None:
+    services = services_for(tmp_path, GraphScoring(), graph=CLIQUE)
+    order = ranked(search(services, topK=8))
+    assert order[:2] == ["a1", "b"]  # vector order: a1 0.95, b 0.93, a2 0.90, ...
+    assert order == ["a1", "b", "a2", "a3", "a4", "a5", "a6", "f"]
+    # a seed and a member share the four other members: each lends (1 + 4) ** 2 = 25 times less
+    a2 = by_id(search(services, topK=8))["a2"]["scoringBreakdown"]
+    assert 0 < a2["graph"] < similarity(0.86) - similarity(0.8)
+    # without the damping (or with the margin-only score) the clique lifts a2 over b
+    for scoring in (GraphScoring(clique_damping=0.0), GraphScoring(**MARGIN_ONLY)):
+        undamped = ranked(search(services_for(tmp_path, scoring, graph=CLIQUE), topK=8))
+        assert undamped.index("a2") < undamped.index("b")
+
+
+def test_a_weak_similarity_neighbour_of_the_top_seed_enters_the_first_n(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path, GraphScoring(), graph=REACH), topK=6)
+    assert ranked(output)[:3] == ["t", "g", "h2"]  # lifted to t's score (the ceiling), after t
+    g = by_id(output)["g"]
+    assert g["vectorScore"] == similarity(0.2)
+    breakdown = g["scoringBreakdown"]
+    (row,) = breakdown["support"]
+    assert (row["seedNodeId"], row["pathWeight"]) == ("t", 1.0)  # t's only link: the whole margin
+    assert row["contribution"] == round(2.0 * (similarity(0.9) - similarity(0.5)), 6)  # 0.4
+    assert breakdown["graph"] == round(similarity(0.9) - similarity(0.2), 6)  # capped at t's score
+    assert g["adjustedScore"] == similarity(0.9)
+    citations = [c["sourceNodeId"] for c in output["promptPack"]["citations"]]
+    assert citations[:3] == ["t", "g", "h2"]
+    # the margin-only score leaves g below every hit
+    margin_only = ranked(search(services_for(tmp_path, GraphScoring(**MARGIN_ONLY), graph=REACH), topK=6))
+    assert margin_only.index("g") > margin_only.index("f")
+
+
+def test_an_unrelated_neighbour_of_a_weak_seed_does_not_enter_the_first_n(tmp_path: Path) -> None:
+    output = search(services_for(tmp_path, GraphScoring(), graph=REACH), topK=6)
+    order = ranked(output)
+    assert order[-1] == "u"  # 0.6 + 2 * 0.03: below every hit, the floor included
+    assert "u" not in [c["sourceNodeId"] for c in output["promptPack"]["citations"]]
+    assert by_id(output)["u"]["adjustedScore"] == round(similarity(0.2) + 2.0 * (similarity(0.56) - 0.75), 6)
+
+
+def test_the_default_breakdown_adds_up_and_respects_the_ceiling(tmp_path: Path) -> None:
+    for name, graph in (("graph", GRAPH), ("clique", CLIQUE), ("reach", REACH)):
+        (tmp_path / name).mkdir()
+        output = search(services_for(tmp_path / name, GraphScoring(), graph=graph), topK=6, expandDepth=2)
+        for candidate in output["candidates"]:
+            breakdown = candidate["scoringBreakdown"]
+            total = round(math.fsum(row["contribution"] for row in breakdown["support"]), 6)
+            counted = [row["seedScore"] for row in breakdown["support"][:3]]
+            ceiling = max(counted) if counted else None
+            if ceiling is not None and candidate["vectorScore"] is None:
+                ceiling = min(ceiling, breakdown["marginFloor"])
+            vector = breakdown["vector"]
+            expected = total if ceiling is None else round(min(total, max(0.0, ceiling - vector)), 6)
+            assert breakdown["graph"] == expected
+            assert candidate["adjustedScore"] == round(vector + breakdown["graph"], 6)
+            if ceiling is not None:
+                assert candidate["adjustedScore"] <= max(ceiling, vector)
+
+
+def test_clique_damping_counts_the_hits_linked_to_both_ends() -> None:
+    table = SupportTable({"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}, GraphScoring())
+    table.add_hop(
+        [
+            Link("a", "REFERENCES", "b", True),
+            Link("b", "REFERENCES", "a", False),
+            Link("a", "REFERENCES", "x", True),
+            Link("c", "REFERENCES", "a", True),
+            Link("c", "REFERENCES", "b", True),
+            Link("d", "REFERENCES", "x", True),
+        ]
+    )
+    assert table.shared("a", "b") == 1  # c links to both
+    assert table.shared("a", "x") == 0  # d links to x, not to a
+    assert table.shared("c", "d") == 0

@@ -74,7 +74,7 @@ def test_the_tables_graph_terms_and_adjusted_scores_are_those_of_its_breakdowns(
     for node_id in ("a", "b", "d", "x", "y", "z", "unknown"):
         for vector in (None, 0.0, 0.4375, 0.123456789):
             breakdown = table.breakdown(node_id, vector)
-            assert table.graph(node_id) == breakdown["graph"]
+            assert table.graph(node_id, vector) == breakdown["graph"]
             assert table.adjusted(node_id, vector) == adjusted_score(breakdown)
 
 
