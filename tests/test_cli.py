@@ -56,6 +56,7 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
         "marginFloor",
         "linkWeight",
         "support",
+        "ceiling",
     }
     # depth 0: the candidates are the hits, none reached by the graph
     assert [c["nodeId"] for c in payload["candidates"]] == [h["nodeId"] for h in payload["hits"]]

@@ -276,9 +276,8 @@ class BrainCandidateSupport(WireModel):
 @state_form(
     "ScoringBreakdown",
     """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
-    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most the best
-    counted ``seedScore`` (``marginFloor`` for a node without a vector score) minus ``vector``, never
-    below 0, when the seed ceiling is on.""",
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most ``ceiling``
+    minus ``vector`` (never below 0) when there is a ceiling.""",
 )
 class BrainScoringBreakdown(WireModel):
     """Every term of adjustedScore = vector + graph."""
@@ -290,6 +289,12 @@ class BrainScoringBreakdown(WireModel):
     )
     link_weight: float
     support: list[BrainCandidateSupport]
+    ceiling: Annotated[float | None, UNDESCRIBED_IN_SDL] = Field(
+        description=(
+            "The score graph evidence may lift the node to: the best counted seedScore (marginFloor for a "
+            "node without a vector score); null without a seed ceiling or without support."
+        )
+    )
 
 
 @state_form("CandidateVia", "How a node reached by expansion was reached: its strongest supporting seed and path.")

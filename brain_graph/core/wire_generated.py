@@ -102,15 +102,15 @@ class CandidateSupport(TypedDict):
 
 class ScoringBreakdown(TypedDict):
     """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
-    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most the best
-    counted ``seedScore`` (``marginFloor`` for a node without a vector score) minus ``vector``, never
-    below 0, when the seed ceiling is on."""
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most ``ceiling``
+    minus ``vector`` (never below 0) when there is a ceiling."""
 
     vector: float
     graph: float
     marginFloor: float
     linkWeight: float
     support: list[CandidateSupport]
+    ceiling: float | None
 
 
 class CandidateVia(TypedDict):

@@ -342,6 +342,7 @@ class SupportTable:
             "marginFloor": self.floor(),
             "linkWeight": self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
             "support": self.support(node_id),
+            "ceiling": self.ceiling(node_id, vector_score),
         }
 
 

@@ -17,6 +17,7 @@ RESULT_FIELDS = f"""
     scoringBreakdown {{
       vector graph marginFloor linkWeight
       support {{ seedNodeId seedScore hops viaNodeId edgeType direction pathWeight contribution }}
+      ceiling
     }}
   }}
 """

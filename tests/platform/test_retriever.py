@@ -24,6 +24,7 @@ from tests.platform.cases import ALICE, NO_PRINCIPAL, SECURED_POSTMORTEM, in_pro
 from tests.platform.devserver import DevServer
 
 QUERY = "token refresh outage"
+TOP_K = 8  # the eighth of its candidates is reached by expansion
 SECURED_QUERY = "token refresh postmortem"
 
 
@@ -42,7 +43,7 @@ def format_docs(documents: list[Document]) -> str:
 
 @pytest.fixture
 def retriever(home_graph: BrainSearchGraph) -> BrainSearchRetriever:
-    options = BrainSearchOptionsInput.model_validate({"topK": 5})
+    options = BrainSearchOptionsInput.model_validate({"topK": TOP_K})
     return BrainSearchRetriever(graph=home_graph, tenant_id="acme", secured=False, options=options)
 
 
@@ -51,7 +52,9 @@ def test_documents_are_the_passages_in_rank_order(
 ) -> None:
     documents = retriever.invoke(QUERY)
     expected = in_process(
-        home_graph, {"queryText": QUERY, "filter": {"tenantId": "acme", "secured": False}, "options": {"topK": 5}}, None
+        home_graph,
+        {"queryText": QUERY, "filter": {"tenantId": "acme", "secured": False}, "options": {"topK": TOP_K}},
+        None,
     )
     candidates = {candidate["nodeId"]: candidate for candidate in expected["candidates"]}
     numbers = {c["sourceNodeId"]: n for n, c in enumerate(expected["promptPack"]["citations"], 1)}
@@ -74,7 +77,7 @@ def test_documents_are_the_passages_in_rank_order(
         }
     # the documents are the first cited candidates, in the pack's (adjustedScore) order, numbered as cited
     assert [doc.metadata["citation"] for doc in documents] == list(range(1, len(documents) + 1))
-    assert [doc.id for doc in documents] == [candidate["nodeId"] for candidate in expected["candidates"][:5]]
+    assert [doc.id for doc in documents] == [candidate["nodeId"] for candidate in expected["candidates"][:TOP_K]]
     assert [doc.metadata["score"] for doc in documents] == sorted(
         (doc.metadata["score"] for doc in documents), reverse=True
     )
