@@ -110,10 +110,8 @@ class GraphScoring:
     each step of a path by the fanout of the node it leaves, ``clique_damping`` by ``(1 + shared) **
     clique_damping`` (``shared``: the other hits linked to both ends; 0 turns it off); ``seed_ceiling``
     keeps a node's score at or below its strongest counted seed's. Each numeric setting lies in its
-    :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s.
-
-    The defaults were chosen on the HotpotQA sample and checked on the MuSiQue sample of
-    ``benchmarks/quality`` (and the other way round); see ``docs/ranking.md``."""
+    :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s. How the defaults were chosen:
+    ``docs/ranking.md``."""
 
     graph_boosts: bool = True
     link_weight: float = 2.0

@@ -59,8 +59,15 @@ def test_a_good_mapping_reads_with_its_file_name(tmp_path: Path) -> None:
     ("change", "message"),
     [
         ({"tenant": {}}, r"^mapping: tenant: give exactly one of property or fixed$"),
-        ({"id_property": "key`) DETACH DELETE n //"}, r"^mapping: id_property: 'key.*' is not a plain identifier"),
-        ({"nodes": [{"label": "Doc Node", "node_type": "cdm.doc"}]}, r"^mapping: nodes\.0\.label: 'Doc Node' is not"),
+        (
+            {"id_property": "key`) DETACH DELETE n //"},
+            r"^mapping: id_property: 'key.*' is not a name brain-graph reads",
+        ),
+        (
+            {"nodes": [{"label": "Doc\nNode", "node_type": "cdm.doc"}]},
+            r"^mapping: nodes\.0\.label: 'Doc\\nNode' is not",
+        ),
+        ({"nodes": [{"label": " ", "node_type": "cdm.doc"}]}, r"^mapping: nodes\.0\.label: ' ' is not"),
         ({"nodes": []}, r"^mapping: nodes: List should have at least 1 item"),
         ({"edges": [{"type": "X", "as": "references"}]}, r"^mapping: edges\.0\.as: edge type 'references' is not"),
         (
@@ -128,7 +135,7 @@ def test_each_label_has_its_id() -> None:
     [
         ({"id_property": "elementId()", "id_type": "integer"}, "id_type: element ids are strings"),
         ({"id_property": "elementId"}, None),  # a property that happens to be named so
-        ({"id_property": "element Id()"}, "id_property: 'element Id()' is not a plain identifier"),
+        ({"id_property": "element`Id"}, "id_property: 'element`Id' is not a name brain-graph reads"),
         ({"id_type": "float"}, "id_type: Input should be 'string' or 'integer'"),
     ],
 )
@@ -187,3 +194,21 @@ def test_a_type_property_maps_values_to_node_types() -> None:
     untyped = {**node, "type_property": None}
     with pytest.raises(ConfigurationError, match=r"nodes\.0: types needs type_property"):
         parse_mapping({"tenant": {"fixed": "t"}, "nodes": [untyped]})
+
+
+def test_graph_names_may_have_spaces_and_dashes_but_weaviate_names_are_identifiers() -> None:
+    mapping = parse_mapping(
+        {
+            "tenant": {"property": "tenant id"},
+            "id_property": "doc-id",
+            "nodes": [{"label": "Work Item", "node_type": "cdm.work_item", "text": {"summary": "short text"}}],
+            "edges": [{"type": "RELATES-TO", "as": "REFERENCES"}],
+        }
+    )
+    assert mapping.labels == ["Work Item"]
+    assert mapping.id_of("Work Item") == ("doc-id", "string")
+    weaviate = {"profile": "p", "source": "weaviate", "collection": "Work Items", "id_property": "id"}
+    with pytest.raises(ConfigurationError, match=r"vectors\.0\.weaviate\.collection: 'Work Items' is not a plain"):
+        parse_mapping(
+            {"tenant": {"fixed": "t"}, "nodes": [{"label": "A", "node_type": "cdm.doc"}], "vectors": [weaviate]}
+        )

@@ -25,7 +25,7 @@ from weaviate.classes.tenants import TenantActivityStatus
 
 from brain_graph.core.contracts import MAX_TENANT_CHARS, identifier_problem
 from brain_graph.stores.mapped.cypher import quoted
-from brain_graph.stores.mapped.mapping import IDENTIFIER
+from brain_graph.stores.mapped.mapping import GRAPH_NAME
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 from brain_graph.stores.neo4j_weaviate.weaviate.naming import COLLECTION_PREFIX
@@ -478,13 +478,13 @@ def read_neo4j(
         considered = [label for label in dict.fromkeys(only) if label in all_labels]
     else:
         considered = [label for label in all_labels if label not in SKIPPED_LABELS and label_selected(label, labels)]
-        odd = [label for label in considered if not IDENTIFIER.match(label)]
+        odd = [label for label in considered if not GRAPH_NAME.match(label)]
         if odd:
             notes.append(
                 f"not mapped: label(s) {', '.join(repr(label) for label in odd[:10])}: "
-                "a mapping names only plain identifiers (letters, digits and _)"
+                "a mapping names only names of at most 128 characters without control characters or `"
             )
-        considered = [label for label in considered if IDENTIFIER.match(label)]
+        considered = [label for label in considered if GRAPH_NAME.match(label)]
         if len(considered) > MAX_LABELS:
             notes.append(
                 f"only the first {MAX_LABELS} of {len(considered)} labels were read: choose some with --labels"
@@ -499,7 +499,7 @@ def read_neo4j(
         ]
         stats[label] = read_label(client, label, sample=sample, constrained=[*constrained, *id_props])
     wanted = rel_types if counted_types is None else tuple(t for t in counted_types if t in rel_types)
-    counted = [t for t in wanted if IDENTIFIER.match(t)][:MAX_REL_TYPES]
+    counted = [t for t in wanted if GRAPH_NAME.match(t)][:MAX_REL_TYPES]
     if len(wanted) > MAX_REL_TYPES:
         notes.append(f"only the first {MAX_REL_TYPES} of {len(wanted)} relationship types were counted")
     rel_counts = read_rel_counts(client, [label for label in considered if stats[label].count], counted)

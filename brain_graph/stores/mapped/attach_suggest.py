@@ -51,7 +51,7 @@ from brain_graph.stores.mapped.attach_schema import (
     collection_matches,
     id_candidates,
 )
-from brain_graph.stores.mapped.mapping import ELEMENT_ID, IDENTIFIER, parse_mapping
+from brain_graph.stores.mapped.mapping import ELEMENT_ID, GRAPH_NAME, parse_mapping
 from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 
 TITLE_NAMES = ("title", "name")
@@ -550,7 +550,7 @@ def suggest_from_schema(
             continue
         if not (schema.rel_counts.starting(mapped, rel_type) and schema.rel_counts.ending(mapped, rel_type)):
             continue
-        as_type = upper_snake(rel_type) if IDENTIFIER.match(rel_type) else None
+        as_type = upper_snake(rel_type) if GRAPH_NAME.match(rel_type) else None
         if as_type is None or as_type == IN_CLUSTER:
             draft.notes.append(f"not followed: relationship type {rel_type!r}: no brain-graph edge type for it")
             continue

@@ -35,8 +35,9 @@ A TOML file (``BRAIN_GRAPH_MAPPING=path``) or the same structure in code, valida
     index = "chunk_embedding"
     property = "embedding"
 
-Every name that reaches Cypher (labels, property keys, relationship types) is checked here against
-a plain identifier rule and is quoted where it is used; values always travel as parameters.
+Every name that reaches Cypher (labels, property keys, relationship types) is checked here (no
+control characters, no backtick, at most 128 characters) and backtick-quoted where it is used;
+Weaviate names follow Weaviate's plain identifier rule; values always travel as parameters.
 Problems are :class:`~brain_graph.core.errors.ConfigurationError` lines naming the mapping and key.
 """
 
@@ -67,6 +68,18 @@ def identifier(value: str) -> str:
     return value
 
 
+# A label, relationship type or property key of the graph: any name of at most 128 characters without
+# control characters or backticks (statements backtick-quote every name they use)
+GRAPH_NAME = re.compile(r"^[^\x00-\x1f\x7f`]{1,128}$")
+
+
+def graph_name(value: str) -> str:
+    """``value`` if it can name a label, relationship type or property key (:data:`GRAPH_NAME`)."""
+    if not GRAPH_NAME.match(value) or not value.strip():
+        raise ValueError(f"{value!r} is not a name brain-graph reads (1 to 128 characters, no control characters or `)")
+    return value
+
+
 Name = Annotated[str, Field(min_length=1, max_length=128)]
 
 
@@ -85,13 +98,13 @@ class TenantMapping(_Model):
         if (self.property is None) == (self.fixed is None):
             raise ValueError("give exactly one of property or fixed")
         if self.property is not None:
-            identifier(self.property)
+            graph_name(self.property)
         return self
 
 
 def id_property_name(value: str | None) -> str | None:
     """``value`` if it can name the id: a plain identifier or :data:`ELEMENT_ID`."""
-    return value if value is None or value == ELEMENT_ID else identifier(value)
+    return value if value is None or value == ELEMENT_ID else graph_name(value)
 
 
 class NodeMapping(_Model):
@@ -114,7 +127,7 @@ class NodeMapping(_Model):
     @field_validator("type_property")
     @classmethod
     def _type_property(cls, value: str | None) -> str | None:
-        return None if value is None else identifier(value)
+        return None if value is None else graph_name(value)
 
     @model_validator(mode="after")
     def _types(self) -> NodeMapping:
@@ -125,7 +138,7 @@ class NodeMapping(_Model):
     @field_validator("label")
     @classmethod
     def _label(cls, value: str) -> str:
-        return identifier(value)
+        return graph_name(value)
 
     @field_validator("text")
     @classmethod
@@ -133,7 +146,7 @@ class NodeMapping(_Model):
         for field, prop in value.items():
             if field not in PASSAGE_FIELDS:
                 raise ValueError(f"unknown passage field {field!r}; the fields are {', '.join(PASSAGE_FIELDS)}")
-            identifier(prop)
+            graph_name(prop)
         return value
 
 
@@ -146,7 +159,7 @@ class EdgeMapping(_Model):
     @field_validator("type")
     @classmethod
     def _type(cls, value: str) -> str:
-        return identifier(value)
+        return graph_name(value)
 
     @field_validator("as_type")
     @classmethod
@@ -180,7 +193,7 @@ class ClusterMapping(_Model):
     @field_validator("label", "membership")
     @classmethod
     def _names(cls, value: str) -> str:
-        return identifier(value)
+        return graph_name(value)
 
 
 class Neo4jVectors(_Model):
@@ -195,7 +208,7 @@ class Neo4jVectors(_Model):
     @field_validator("property")
     @classmethod
     def _property(cls, value: str) -> str:
-        return identifier(value)
+        return graph_name(value)
 
 
 class WeaviateVectors(_Model):
@@ -254,7 +267,7 @@ class Mapping(_Model):
     @field_validator("id_property")
     @classmethod
     def _id_property(cls, value: str) -> str:
-        return value if value == ELEMENT_ID else identifier(value)
+        return value if value == ELEMENT_ID else graph_name(value)
 
     @field_validator(
         "project_property",
@@ -266,12 +279,12 @@ class Mapping(_Model):
     )
     @classmethod
     def _property(cls, value: str | None) -> str | None:
-        return None if value is None else identifier(value)
+        return None if value is None else graph_name(value)
 
     @field_validator("title_properties", "properties")
     @classmethod
     def _titles(cls, value: list[str]) -> list[str]:
-        return [identifier(item) for item in value]
+        return [graph_name(item) for item in value]
 
     @model_validator(mode="after")
     def _consistent(self) -> Mapping:
