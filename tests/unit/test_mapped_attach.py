@@ -860,3 +860,30 @@ def test_of_several_named_vectors_the_one_of_the_embedders_dimension_is_taken() 
     (source,) = suggested.mapping.vectors
     assert getattr(source, "vector", None) == "summary_vec"
     assert not suggested.guessed("vectors.cdm.work.summary.vector")  # the dimension decided, not a name
+
+
+def test_a_label_without_common_names_gets_its_own_id_and_a_text_named_like_one() -> None:
+    # Northwind- and Stack-Overflow-like labels: ids named after the label, texts under other names
+    graph = schema(
+        [
+            label("Category", 8, {"categoryID": INT, "categoryName": STRING, "description": STRING}),
+            label("Question", 20, {"question_id": STRING, "title": STRING, "body_markdown": STRING}),
+            label("ProductLine", 4, {"lineId": STRING, "shortDescription": STRING, "code": STRING}),
+        ],
+        out={("Question", "IN_CATEGORY"): 20},
+        into={("Category", "IN_CATEGORY"): 20},
+    )
+    suggested = suggest_from_schema(graph, profiles=PROFILES)
+    m = suggested.mapping
+    assert m.id_of("Category") == ("categoryID", "integer")
+    assert m.id_of("Question") == ("question_id", "string")
+    assert m.id_of("ProductLine") == ("lineId", "string")
+    texts = {node.label: node.text for node in m.nodes}
+    assert texts["Category"] == {"body": "description"}  # a common name: not a guess
+    assert texts["Question"] == {"body": "body_markdown"}
+    assert texts["ProductLine"] == {"body": "shortDescription"}
+    assert suggested.guessed("nodes.Question.text")
+    assert suggested.guessed("nodes.ProductLine.text")
+    assert not suggested.guessed("nodes.Category.text")
+    # "code" is no text word; "name" alone is no id (no constraint)
+    assert not any(node.text.get("body") == "code" for node in m.nodes)

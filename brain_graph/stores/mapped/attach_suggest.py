@@ -76,6 +76,8 @@ TEXT_FIELDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     CLUSTER: (("summary", ("summary", "description", "text", "body", "content", *SHORT_TEXT_NAMES)),),
 }
 TEXT_NAMES = ("text", "body", "summary", "description", "content", *SHORT_TEXT_NAMES)
+# Words that make a property's name a text's (one of them among its words: ``body_markdown``)
+TEXT_WORDS = frozenset({*TEXT_NAMES, "bio", "biography", "markdown", "article", "excerpt", "snippet", "paragraph"})
 # Labels mapped only to be reached by following edges (no text, no vectors: never a vector hit).
 PERSON = "cdm.person"
 ENTITY = "kg.entity"
@@ -222,6 +224,11 @@ def text_fields(stats: LabelStats, node_type: str, fulltext: Sequence[str] = ())
     if found:
         return found, False
     spare = [prop for prop in fulltext if stats.string(prop) and prop not in TITLE_NAMES]
+    if not spare:  # a property named like a text (body_markdown, plotText, shortDescription, bio...)
+        spare = sorted(
+            (prop for prop in stats.properties if stats.string(prop) and _names(prop, TEXT_WORDS)),
+            key=lambda prop: (-stats.present(prop), prop),
+        )
     if spare:
         return {TEXT_FIELDS[node_type][0][0]: spare[0]}, True
     return {}, False
@@ -282,12 +289,22 @@ def _id_type(schema: LiveSchema, label: str, prop: str) -> str | None:
     return "string" if stats.string(prop) else "integer" if stats.integer(prop) and prop != "name" else None
 
 
+def _own_id(label: str, prop: str) -> bool:
+    """Whether ``prop`` is named as the id of ``label`` (``categoryID``, ``category_id``, ``CategoryId``)."""
+    squeezed = re.sub(r"[^a-z0-9]", "", prop.lower())
+    parts = words(label)
+    last = parts[-2] if len(parts) > 1 else parts[-1] if parts else ""  # words() ends with the joined form
+    return squeezed in {f"{name}id" for name in (re.sub(r"[^a-z0-9]", "", label.lower()), last) if name}
+
+
 def label_id(schema: LiveSchema, label: str, common: str) -> tuple[str, str]:
     """The id of a label's nodes: the ``common`` id property when they hold it, else one a uniqueness
-    constraint covers, else ``id`` or ``uuid``, else their element id; with its type."""
+    constraint covers, else ``id`` or ``uuid``, else one named after the label (``categoryID``), else
+    their element id; with its type."""
     stats = schema.stats[label]
     constrained = sorted(p for p in stats.properties if schema.unique(label, p))
-    for prop in [*([common] if common != ELEMENT_ID else []), *constrained, "id", "uuid"]:
+    own = sorted(p for p in stats.properties if _own_id(label, p))  # a Category's categoryID
+    for prop in [*([common] if common != ELEMENT_ID else []), *constrained, "id", "uuid", *own]:
         found = _id_type(schema, label, prop)
         if found is not None and prop not in TENANT_NAMES:
             return prop, found
@@ -524,7 +541,7 @@ def suggest_from_schema(
         if type_guessed:
             draft.guess(f"nodes.{label}.node_type", "the label's name says nothing of its kind")
         if fields_guessed:
-            draft.guess(f"nodes.{label}.text", "the properties of its full-text index")
+            draft.guess(f"nodes.{label}.text", "no common text property: a full-text index's, or one named like a text")
     for label in linked:
         entry = {"label": label, "node_type": linked_node_type(label)}
         own_id(entry, label)
