@@ -12,7 +12,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import neo4j
 import pytest
+import weaviate
+from weaviate.classes.init import Auth
 
 from brain_graph.core.environment import read_settings
 from brain_graph.core.errors import BackendUnavailableError
@@ -23,6 +26,15 @@ REPO = Path(__file__).resolve().parents[2]
 SERVICES = REPO / "scripts" / "services"
 REQUIRED_ENV = ("NEO4J_URI", "WEAVIATE_HOST", "WEAVIATE_HTTP_PORT", "WEAVIATE_GRPC_PORT")
 HOW_TO_START = 'start them with `eval "$(scripts/services up)"` (or run `scripts/test`, which does it)'
+BRAIN_GRAPH = Path(sys.executable).parent / "brain-graph"
+# the settings a CLI run reads besides the connection: the test's own (keyword arguments), never the caller's
+CLI_CLEARED = (
+    "BRAIN_GRAPH_BACKEND",
+    "BRAIN_GRAPH_MAPPING",
+    "BRAIN_GRAPH_EMBEDDER",
+    "BRAIN_GRAPH_PROFILE_EMBEDDERS",
+    "BRAIN_GRAPH_SAFE_EDGE_TYPES",
+)
 
 
 def server_settings(**overrides: Any) -> Neo4jWeaviateSettings:
@@ -32,6 +44,40 @@ def server_settings(**overrides: Any) -> Neo4jWeaviateSettings:
     if missing:
         pytest.fail(f"integration tests need Neo4j + Weaviate: {', '.join(missing)} not set; {HOW_TO_START}")
     return read_settings(Neo4jWeaviateSettings, **overrides)
+
+
+def team_driver() -> neo4j.Driver:
+    """The official Neo4j driver on the servers, as a team that writes its own graph uses it."""
+    settings = server_settings()
+    return neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+
+
+def team_weaviate() -> weaviate.WeaviateClient:
+    """The official Weaviate client on the servers, connected, as a team that writes its own collections uses it."""
+    settings = server_settings()
+    return weaviate.connect_to_custom(
+        http_host=settings.weaviate_host,
+        http_port=settings.weaviate_http_port,
+        http_secure=settings.weaviate_secure,
+        grpc_host=settings.weaviate_host,
+        grpc_port=settings.weaviate_grpc_port,
+        grpc_secure=settings.weaviate_secure,
+        auth_credentials=Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None,
+    )
+
+
+def brain_graph_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``brain-graph ARGS`` in a process of its own, with the servers' settings and ``env``; the
+    settings of :data:`CLI_CLEARED` only from ``env``."""
+    environment = {key: value for key, value in os.environ.items() if key not in CLI_CLEARED}
+    return subprocess.run(
+        [str(BRAIN_GRAPH), *args],
+        env={**environment, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def server_backend(**overrides: Any) -> Neo4jWeaviateBackend:

@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -30,7 +27,6 @@ import neo4j
 import pytest
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
-from weaviate.classes.init import Auth
 
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
 from brain_graph.stores.mapped.attach import (
@@ -42,7 +38,7 @@ from brain_graph.stores.mapped.attach import (
     suggest_mapping,
 )
 from brain_graph.stores.mapped.mapping import Mapping, parse_mapping, read_mapping
-from tests.integration.servers import server_settings
+from tests.integration.servers import brain_graph_cli, team_driver, team_weaviate
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +52,6 @@ OURS = (DOCUMENT, CHUNK, PERSON, ORG, TICKET, DUPLICATE)
 VECTOR_INDEX = f"chunk_embedding_{RUN}"
 COLLECTION = f"Ticket_{RUN}"
 EMBEDDER = LexicalHashEmbeddings()
-BIN = Path(sys.executable).parent / "brain-graph"
 
 CHUNKS = {  # id -> (document, text)
     f"c1-{RUN}": (
@@ -195,17 +190,8 @@ def state(driver: neo4j.Driver, client: weaviate.WeaviateClient) -> dict[str, An
 
 @pytest.fixture(scope="module")
 def graph() -> Iterator[tuple[neo4j.Driver, weaviate.WeaviateClient]]:
-    settings = server_settings()
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
-    client = weaviate.connect_to_custom(
-        http_host=settings.weaviate_host,
-        http_port=settings.weaviate_http_port,
-        http_secure=settings.weaviate_secure,
-        grpc_host=settings.weaviate_host,
-        grpc_port=settings.weaviate_grpc_port,
-        grpc_secure=settings.weaviate_secure,
-        auth_credentials=Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None,
-    )
+    driver = team_driver()
+    client = team_weaviate()
     try:
         write_graph(driver)
         write_collection(client)
@@ -222,21 +208,13 @@ def graph() -> Iterator[tuple[neo4j.Driver, weaviate.WeaviateClient]]:
             driver.close()
 
 
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **env}
-    environment.pop("BRAIN_GRAPH_BACKEND", None)  # the mapping chooses the mapped backend
-    if "BRAIN_GRAPH_MAPPING" not in env:
-        environment.pop("BRAIN_GRAPH_MAPPING", None)
-    return subprocess.run([str(BIN), *args], env=environment, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def suggested(graph: tuple[neo4j.Driver, weaviate.WeaviateClient], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``attach --suggest --labels *_<run> --out FILE``, run once; the file as written."""
     driver, client = graph
     before = state(driver, client)
     path = tmp_path_factory.mktemp("attach") / "team.toml"
-    done = cli("attach", "--suggest", "--labels", PATTERN, "--out", str(path))
+    done = brain_graph_cli("attach", "--suggest", "--labels", PATTERN, "--out", str(path))
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert f"wrote {path}" in done.stderr
@@ -245,7 +223,9 @@ def suggested(graph: tuple[neo4j.Driver, weaviate.WeaviateClient], tmp_path_fact
 
 
 def search(mapping: Path, query: str, **env: str) -> dict[str, Any]:
-    done = cli("search", query, "--tenant", "default", "--public", "--json", BRAIN_GRAPH_MAPPING=str(mapping), **env)
+    done = brain_graph_cli(
+        "search", query, "--tenant", "default", "--public", "--json", BRAIN_GRAPH_MAPPING=str(mapping), **env
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -448,7 +428,7 @@ def test_the_cli_check_of_a_bad_mapping_exits_2_with_one_line_per_problem(
     data["nodes"].append({"label": f"Nope_{RUN}", "node_type": "cdm.doc"})
     data["edges"].append({"type": f"NOPE_{RUN}", "as": "REFERENCES"})
     path.write_text(render_mapping(data), encoding="utf-8")
-    done = cli("attach", "--check", str(path), BRAIN_GRAPH_EMBEDDER="lexical:256")
+    done = brain_graph_cli("attach", "--check", str(path), BRAIN_GRAPH_EMBEDDER="lexical:256")
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert sorted(line.split(": ")[2] for line in errors) == sorted(
@@ -472,7 +452,7 @@ def test_the_check_of_the_suggestion_exits_0_and_prints_counts(
 ) -> None:
     driver, client = graph
     before = state(driver, client)
-    done = cli("attach", "--check", str(suggested))
+    done = brain_graph_cli("attach", "--check", str(suggested))
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert (

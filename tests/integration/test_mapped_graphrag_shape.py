@@ -16,9 +16,6 @@ same before and after.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +32,7 @@ from brain_graph.stores.mapped.cypher import MappedStatements
 from brain_graph.stores.mapped.graph import MappedGraph
 from brain_graph.stores.mapped.mapping import parse_mapping, read_mapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
-from tests.integration.servers import server_settings
+from tests.integration.servers import brain_graph_cli, server_settings, team_driver
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +42,6 @@ OURS = (DOCUMENT, CHUNK, PERSON, NOTE)
 CHUNK_INDEX = f"chunk_embedding_{RUN}"
 NOTE_INDEX = f"note_embedding_{RUN}"
 EMBEDDER = LexicalHashEmbeddings()
-BIN = Path(sys.executable).parent / "brain-graph"
 PROFILES = [ProfileSpec(p.profile_id, p.node_type, EMBEDDER.name, EMBEDDER.dimension) for p in DEFAULT_PROFILES]
 
 CHUNKS = [  # (document, text), in document order
@@ -177,8 +173,7 @@ def state(driver: neo4j.Driver) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[neo4j.Driver]:
-    settings = server_settings()
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    driver = team_driver()
     try:
         write_lexical_graph(driver)
         write_notes(driver)
@@ -194,14 +189,6 @@ def driver() -> Iterator[neo4j.Driver]:
                 driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n")
         finally:
             driver.close()
-
-
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **env}
-    environment.pop("BRAIN_GRAPH_BACKEND", None)
-    if "BRAIN_GRAPH_MAPPING" not in env:
-        environment.pop("BRAIN_GRAPH_MAPPING", None)
-    return subprocess.run([str(BIN), *args], env=environment, capture_output=True, text=True, timeout=300)
 
 
 def neo4j_client() -> Neo4jClient:
@@ -221,7 +208,7 @@ def element_ids(driver: neo4j.Driver, label: str, key: str) -> dict[Any, str]:
 def suggested(driver: neo4j.Driver, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("graphrag") / "graphrag.toml"
     labels = f"{DOCUMENT},{CHUNK},{PERSON}"
-    done = cli("attach", "--suggest", "--labels", labels, "--no-weaviate", "--out", str(path))
+    done = brain_graph_cli("attach", "--suggest", "--labels", labels, "--no-weaviate", "--out", str(path))
     assert done.returncode == 0, done.stderr
     return path
 
@@ -241,7 +228,7 @@ def test_the_suggestion_names_the_nodes_by_their_element_ids(suggested: Path) ->
 
 
 def test_the_check_of_the_suggestion_exits_0(suggested: Path) -> None:
-    done = cli("attach", "--check", str(suggested))
+    done = brain_graph_cli("attach", "--check", str(suggested))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{CHUNK} as cdm.doc: 4 nodes (4 sampled), 4 with an element id" in done.stdout
 
@@ -253,7 +240,7 @@ def test_the_suggestion_as_it_is_finds_chunks_and_follows_the_lexical_graph(
     people = element_ids(driver, PERSON, "name")
     documents = element_ids(driver, DOCUMENT, "path")
     allowed = "FROM_CHUNK,FROM_DOCUMENT,NEXT_CHUNK"
-    done = cli(
+    done = brain_graph_cli(
         "search",
         "account locked after failed password attempts",
         "--tenant",
@@ -372,7 +359,7 @@ def test_a_search_through_integer_ids_finds_and_expands(driver: neo4j.Driver, tm
     from brain_graph.stores.mapped.attach_suggest import SuggestedMapping
 
     path.write_text(render_toml(SuggestedMapping(parse_mapping(NOTES_MAPPING))), encoding="utf-8")
-    done = cli(
+    done = brain_graph_cli(
         "search", "nightly database backups", "--tenant", "acme", "--json", "--depth", "1",
         "--principal", "bob", "--group", "sre",
         BRAIN_GRAPH_MAPPING=str(path),

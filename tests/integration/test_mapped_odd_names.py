@@ -8,9 +8,6 @@ finds the pages and follows the relationship.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +18,7 @@ import pytest
 
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
 from brain_graph.stores.mapped.mapping import read_mapping
-from tests.integration.servers import server_settings
+from tests.integration.servers import brain_graph_cli, team_driver
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +27,6 @@ PAGE = f"Help Page {RUN}"
 INDEX = f"help_page_text_{RUN}"
 CONSTRAINT = f"help_page_id_{RUN}"
 EMBEDDER = LexicalHashEmbeddings()
-BIN = Path(sys.executable).parent / "brain-graph"
 PAGES = {
     "hp-1": "Reset your password from the account settings page with the emailed code.",
     "hp-2": "Two-factor authentication codes expire after thirty seconds on the phone app.",
@@ -55,8 +51,7 @@ def state(driver: neo4j.Driver) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[neo4j.Driver]:
-    settings = server_settings()
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    driver = team_driver()
     try:
         driver.execute_query(
             f"UNWIND $rows AS row CREATE (n:`{PAGE}` {{`page-id`: row[0], title: row[0], text: row[1]}}) "
@@ -86,18 +81,10 @@ def driver() -> Iterator[neo4j.Driver]:
             driver.close()
 
 
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **env}
-    environment.pop("BRAIN_GRAPH_BACKEND", None)
-    if "BRAIN_GRAPH_MAPPING" not in env:
-        environment.pop("BRAIN_GRAPH_MAPPING", None)
-    return subprocess.run([str(BIN), *args], env=environment, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def suggested(driver: neo4j.Driver, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("odd") / "odd.toml"
-    done = cli("attach", "--suggest", "--labels", PAGE, "--no-weaviate", "--out", str(path))
+    done = brain_graph_cli("attach", "--suggest", "--labels", PAGE, "--no-weaviate", "--out", str(path))
     assert done.returncode == 0, done.stderr
     return path
 
@@ -107,12 +94,12 @@ def test_the_suggestion_maps_the_names_as_they_are(suggested: Path) -> None:
     assert [node.label for node in mapping.nodes] == [PAGE]
     assert mapping.id_of(PAGE) == ("page-id", "string")
     assert [(edge.type, edge.as_type) for edge in mapping.edges] == [("SEE-ALSO", "SEE_ALSO")]
-    done = cli("attach", "--check", str(suggested), BRAIN_GRAPH_SAFE_EDGE_TYPES="SEE_ALSO")
+    done = brain_graph_cli("attach", "--check", str(suggested), BRAIN_GRAPH_SAFE_EDGE_TYPES="SEE_ALSO")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_a_search_through_the_suggestion_finds_the_page_and_follows_the_dashed_type(suggested: Path) -> None:
-    done = cli(
+    done = brain_graph_cli(
         "search", "reset password account settings", "--tenant", "default", "--public", "--json",
         BRAIN_GRAPH_MAPPING=str(suggested), BRAIN_GRAPH_SAFE_EDGE_TYPES="SEE_ALSO",
     )  # fmt: skip

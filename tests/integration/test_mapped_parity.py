@@ -26,6 +26,7 @@ import pytest
 from brain_graph import BrainSearchContext, SearchServices, build_graph, example_dataset_path, read_dataset
 from brain_graph.auth.principals import as_principal
 from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.core.security import AccessScope
 from brain_graph.indexing.dataset import embed_nodes
 from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.base import ChangeSet
@@ -33,7 +34,7 @@ from brain_graph.stores.mapped.backend import MappedBackend, ReadOnlyBackendErro
 from brain_graph.stores.mapped.mapping import Mapping, parse_mapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from tests.helpers import closed_port, make_store
-from tests.integration.servers import server_settings
+from tests.integration.servers import server_settings, team_driver
 from tests.platform.cases import SEARCHES
 
 pytestmark = pytest.mark.integration
@@ -181,7 +182,7 @@ def foreign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SearchSe
     """Embedded services over the example data, mapped services over the same data in a foreign schema."""
     settings = server_settings()
     embedded = make_store(tmp_path_factory.mktemp("parity"), read_dataset(example_dataset_path()))
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    driver = team_driver()
     client = Neo4jClient(uri=settings.neo4j_uri, user=settings.neo4j_user, password=settings.neo4j_password)
     try:
         write_foreign_graph(driver, embedded)
@@ -342,3 +343,20 @@ def test_a_neo4j_that_is_down_fails_the_search_within_its_timeout() -> None:
     with pytest.raises(BackendUnavailableError, match="neo4j"):
         run(services, request, None)
     assert time.monotonic() - started < 30  # the 2 s timeout, with room for a busy machine
+
+
+@pytest.mark.parametrize("max_degree", [50, 2])
+def test_the_graph_stores_links_are_the_embedded_stores(
+    foreign: tuple[SearchServices, SearchServices, neo4j.Driver], max_degree: int
+) -> None:
+    """``GraphStore.links`` itself (the searches read links through ``SearchReads``): the same
+    neighbourhood, degrees and hubs included, for visible, secured, other-tenant and unknown ids."""
+    embedded, mapped, _ = foreign
+    dataset = read_dataset(example_dataset_path())
+    ids = [*sorted({node.id for node in dataset.nodes}), "nope"]
+    types = sorted({edge.edge_type for edge in dataset.edges})
+    for scope in (AccessScope("acme"), AccessScope("acme", all_secured=True), AccessScope("globex")):
+        expected = embedded.backend.graph_store.links(ids, scope=scope, edge_types=types, max_degree=max_degree)
+        got = mapped.backend.graph_store.links(ids, scope=scope, edge_types=types, max_degree=max_degree)
+        assert got == expected
+        assert got.links or scope.tenant_id == "globex"

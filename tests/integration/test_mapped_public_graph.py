@@ -21,10 +21,7 @@ movies' people. ``attach --check`` of the suggestion exits 0, and nothing in the
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,7 +40,7 @@ from brain_graph.stores.mapped.attach import (
     suggest_mapping,
 )
 from brain_graph.stores.mapped.mapping import read_mapping
-from tests.integration.servers import server_settings
+from tests.integration.servers import brain_graph_cli, team_driver
 
 pytestmark = pytest.mark.integration
 
@@ -65,15 +62,6 @@ TEAM_IDS = {  # the id a team adds: from the unique keys, prefixed to be unique 
 }
 EMBEDDER = LexicalHashEmbeddings()
 PROFILES = [ProfileSpec(p.profile_id, p.node_type, EMBEDDER.name, EMBEDDER.dimension) for p in DEFAULT_PROFILES]
-BIN = Path(sys.executable).parent / "brain-graph"
-# the settings a search reads besides the mapping: the test's own, not the caller's environment
-CLEARED = (
-    "BRAIN_GRAPH_BACKEND",
-    "BRAIN_GRAPH_MAPPING",
-    "BRAIN_GRAPH_EMBEDDER",
-    "BRAIN_GRAPH_PROFILE_EMBEDDERS",
-    "BRAIN_GRAPH_SAFE_EDGE_TYPES",
-)
 ALLOWED = ",".join(sorted({"DEPENDS_ON", "DOCUMENTS", "IMPLEMENTED_BY", "REFERENCES", *RELATIONSHIP_TYPES}))
 SAFE_EDGE_NOTE = re.compile(r"^# .*set BRAIN_GRAPH_SAFE_EDGE_TYPES=(\S+)$", re.MULTILINE)
 
@@ -162,8 +150,7 @@ class Graph:
 
 @pytest.fixture(scope="module")
 def graph() -> Iterator[Graph]:
-    settings = server_settings()
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    driver = team_driver()
     try:
         write_graph(driver)
         without_ids = suggest_mapping(connection_settings(), False, labels=list(LABELS), profiles=PROFILES)
@@ -181,18 +168,11 @@ def graph() -> Iterator[Graph]:
             driver.close()
 
 
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items() if key not in CLEARED}
-    return subprocess.run(
-        [str(BIN), *args], env={**environment, **env}, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 @pytest.fixture(scope="module")
 def suggested(graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``attach --suggest --labels <the run's labels> --no-weaviate --out movies.toml``, run once."""
     path = tmp_path_factory.mktemp("movies") / "movies.toml"
-    done = cli("attach", "--suggest", "--labels", ",".join(LABELS), "--no-weaviate", "--out", str(path))
+    done = brain_graph_cli("attach", "--suggest", "--labels", ",".join(LABELS), "--no-weaviate", "--out", str(path))
     assert done.returncode == 0, done.stderr
     assert f"wrote {path}" in done.stderr
     assert state(graph.driver) == graph.loaded
@@ -202,7 +182,9 @@ def suggested(graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def search(mapping: Path, query: str, **env: str) -> dict[str, Any]:
     tenant = read_mapping(mapping).tenant.fixed
     assert tenant is not None
-    done = cli("search", query, "--tenant", tenant, "--public", "--json", BRAIN_GRAPH_MAPPING=str(mapping), **env)
+    done = brain_graph_cli(
+        "search", query, "--tenant", tenant, "--public", "--json", BRAIN_GRAPH_MAPPING=str(mapping), **env
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -246,7 +228,7 @@ def test_the_suggestion_maps_the_movies_and_their_tagline_vectors(suggested: Pat
 
 def test_the_check_of_the_suggestion_exits_0(graph: Graph, suggested: Path) -> None:
     (allowed,) = SAFE_EDGE_NOTE.findall(suggested.read_text(encoding="utf-8"))
-    done = cli("attach", "--check", str(suggested), BRAIN_GRAPH_SAFE_EDGE_TYPES=allowed)
+    done = brain_graph_cli("attach", "--check", str(suggested), BRAIN_GRAPH_SAFE_EDGE_TYPES=allowed)
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert (

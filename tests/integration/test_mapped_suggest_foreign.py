@@ -23,10 +23,7 @@ ACL names. Nothing is written to either server (their state is compared before a
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -38,19 +35,17 @@ import neo4j
 import pytest
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
-from weaviate.classes.init import Auth
 from weaviate.classes.tenants import Tenant
 
 from brain_graph.core.edges import DEFAULT_SAFE_EDGE_TYPES
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
 from brain_graph.stores.mapped.mapping import read_mapping
-from tests.integration.servers import server_settings
+from tests.integration.servers import brain_graph_cli, team_driver, team_weaviate
 
 pytestmark = pytest.mark.integration
 
 RUN = uuid.uuid4().hex[:8]
 EMBEDDER = LexicalHashEmbeddings()  # what the CLI embeds queries with by default
-BIN = Path(sys.executable).parent / "brain-graph"
 ACME, GLOBEX = f"acme-{RUN}", f"globex-{RUN}"
 TENANTS = (ACME, GLOBEX)
 GUESSED = "# guessed:"
@@ -391,17 +386,8 @@ class Team:
 @pytest.fixture(scope="module", params=sorted(SHAPES), ids=lambda n: f"shape{n}")
 def team(request: pytest.FixtureRequest) -> Iterator[Team]:
     shape = SHAPES[request.param]
-    settings = server_settings()
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
-    client = weaviate.connect_to_custom(
-        http_host=settings.weaviate_host,
-        http_port=settings.weaviate_http_port,
-        http_secure=settings.weaviate_secure,
-        grpc_host=settings.weaviate_host,
-        grpc_port=settings.weaviate_grpc_port,
-        grpc_secure=settings.weaviate_secure,
-        auth_credentials=Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None,
-    )
+    driver = team_driver()
+    client = team_weaviate()
     try:
         write_graph(driver, shape)
         write_collections(client, shape)
@@ -420,15 +406,6 @@ def team(request: pytest.FixtureRequest) -> Iterator[Team]:
         finally:
             client.close()
             driver.close()
-
-
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **env}
-    environment.pop("BRAIN_GRAPH_BACKEND", None)  # the mapping chooses the mapped backend
-    for name in ("BRAIN_GRAPH_MAPPING", "BRAIN_GRAPH_SAFE_EDGE_TYPES"):
-        if name not in env:
-            environment.pop(name, None)
-    return subprocess.run([str(BIN), *args], env=environment, capture_output=True, text=True, timeout=300)
 
 
 # -- editing the suggestion, only where it says it guessed -------------------------------------------------
@@ -519,7 +496,7 @@ def suggested(team: Team, tmp_path_factory: pytest.TempPathFactory) -> Suggested
     team's values."""
     folder = tmp_path_factory.mktemp(f"suggest{team.shape.number}")
     path = folder / "suggested.toml"
-    done = cli("attach", "--suggest", "--labels", team.shape.pattern, "--out", str(path))
+    done = brain_graph_cli("attach", "--suggest", "--labels", team.shape.pattern, "--out", str(path))
     assert done.returncode == 0, done.stderr
     assert f"wrote {path}" in done.stderr
     team.unchanged()
@@ -561,7 +538,9 @@ def test_the_edit_refuses_a_line_not_marked_as_guessed(suggested: Suggested, tea
 
 
 def test_the_check_of_the_edited_suggestion_exits_0(suggested: Suggested, team: Team) -> None:
-    done = cli("attach", "--check", str(suggested.path), BRAIN_GRAPH_SAFE_EDGE_TYPES=suggested.safe_edge_types)
+    done = brain_graph_cli(
+        "attach", "--check", str(suggested.path), BRAIN_GRAPH_SAFE_EDGE_TYPES=suggested.safe_edge_types
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert not [line for line in done.stderr.splitlines() if line.startswith("error")], done.stderr
     out = done.stdout.splitlines()
@@ -627,7 +606,7 @@ def run_search(suggested: Suggested, search: Search) -> dict[str, Any]:
     who = ["--public"] if search.principal is None else ["--principal", search.principal]
     for group in search.groups:
         who += ["--group", group]
-    done = cli(
+    done = brain_graph_cli(
         "search",
         search.query,
         "--tenant",

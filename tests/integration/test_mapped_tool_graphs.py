@@ -51,10 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,35 +64,19 @@ import pytest
 
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
 from brain_graph.stores.mapped.mapping import Mapping, Neo4jVectors, read_mapping
-from tests.integration.servers import server_settings
+from tests.integration.servers import brain_graph_cli, team_driver
 
 pytestmark = pytest.mark.integration
 
 RUN = uuid.uuid4().hex[:8]
 EMBEDDER = LexicalHashEmbeddings()  # what the CLI embeds queries with by default
-BIN = Path(sys.executable).parent / "brain-graph"
 GUESSED = "# guessed:"
-# the settings a search reads besides the mapping: the test's own, not the caller's environment
-CLEARED = (
-    "BRAIN_GRAPH_BACKEND",
-    "BRAIN_GRAPH_MAPPING",
-    "BRAIN_GRAPH_EMBEDDER",
-    "BRAIN_GRAPH_PROFILE_EMBEDDERS",
-    "BRAIN_GRAPH_SAFE_EDGE_TYPES",
-)
 SAFE_EDGE_NOTE = re.compile(r"^# .*set BRAIN_GRAPH_SAFE_EDGE_TYPES=(\S+)$", re.MULTILINE)
 CREATED_AT = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)  # a fixed time: the test reads no clock
 
 
 def embed(text: str) -> list[float]:
     return [float(x) for x in EMBEDDER.embed_query(text)]
-
-
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items() if key not in CLEARED}
-    return subprocess.run(
-        [str(BIN), *args], env={**environment, **env}, capture_output=True, text=True, timeout=300, check=False
-    )
 
 
 def state(driver: neo4j.Driver) -> dict[str, Any]:
@@ -152,13 +133,13 @@ class Database:
 
 
 def suggest(labels: list[str], path: Path) -> str:
-    done = cli("attach", "--suggest", "--labels", ",".join(labels), "--no-weaviate", "--out", str(path))
+    done = brain_graph_cli("attach", "--suggest", "--labels", ",".join(labels), "--no-weaviate", "--out", str(path))
     assert done.returncode == 0, done.stderr
     return path.read_text(encoding="utf-8")
 
 
 def check(path: Path, **env: str) -> list[str]:
-    done = cli("attach", "--check", str(path), **env)
+    done = brain_graph_cli("attach", "--check", str(path), **env)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout.splitlines()
 
@@ -167,7 +148,7 @@ def search(path: Path, query: str, *, tenant: str | None = None, depth: int = 1,
     mapping = read_mapping(path)
     tenant = tenant or mapping.tenant.fixed
     assert tenant is not None
-    done = cli(
+    done = brain_graph_cli(
         "search", query, "--tenant", tenant, "--public", "--json", "--depth", str(depth),
         BRAIN_GRAPH_MAPPING=str(path), **env,
     )  # fmt: skip
@@ -485,8 +466,7 @@ def drop_everything(driver: neo4j.Driver) -> None:
 
 @pytest.fixture(scope="module")
 def database() -> Iterator[Database]:
-    settings = server_settings()
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+    driver = team_driver()
     try:
         write_langchain(driver)
         write_llamaindex(driver)
@@ -710,7 +690,7 @@ def test_graphiti_the_check_reads_group_id_as_the_tenant_only_where_it_is_a_tena
     edited = re.sub(r"^tenant = .*$", 'tenant = { property = "group_id" }', text, count=1, flags=re.M)
     path = tmp_path / "graphiti.toml"
     path.write_text(edited, encoding="utf-8")
-    done = cli("attach", "--check", str(path))
+    done = brain_graph_cli("attach", "--check", str(path))
     assert done.returncode == 2, done.stdout + done.stderr
     assert (
         f"error: mapping graphiti: tenant.property: none of the 3 sampled nodes of {entity} has a usable 'group_id'"

@@ -37,7 +37,6 @@ import pytest
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
-from weaviate.classes.init import Auth
 from weaviate.classes.tenants import Tenant
 from weaviate.util import generate_uuid5
 
@@ -47,12 +46,12 @@ from brain_graph.core.environment import read_settings
 from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.indexing.dataset import embed_nodes
 from brain_graph.pipeline.state import BrainSearchInput
-from brain_graph.stores.mapped.backend import MappedBackend, MappedSettings, from_settings
+from brain_graph.stores.mapped.backend import MappedBackend, MappedSettings, from_settings, weaviate_parameters
 from brain_graph.stores.mapped.mapping import Mapping, WeaviateVectors, read_mapping
 from brain_graph.stores.mapped.weaviate_source import WeaviateSource
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from tests.helpers import closed_port, make_store
-from tests.integration.servers import server_settings
+from tests.integration.servers import server_settings, team_driver, team_weaviate
 from tests.platform.cases import SEARCHES
 
 pytestmark = pytest.mark.integration
@@ -316,19 +315,10 @@ class Team:
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
-    settings = server_settings()
     folder = tmp_path_factory.mktemp("mapped-weaviate")
     embedded = make_store(folder, read_dataset(example_dataset_path()))
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
-    client = weaviate.connect_to_custom(
-        http_host=settings.weaviate_host,
-        http_port=settings.weaviate_http_port,
-        http_secure=settings.weaviate_secure,
-        grpc_host=settings.weaviate_host,
-        grpc_port=settings.weaviate_grpc_port,
-        grpc_secure=settings.weaviate_secure,
-        auth_credentials=Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None,
-    )
+    driver = team_driver()
+    client = team_weaviate()
     files = {}
     for shape in SHAPES:
         files[shape] = folder / f"team-{shape}.toml"
@@ -352,16 +342,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
 
 def connection(**overrides: Any) -> dict[str, Any]:
     """The connection keywords of a WeaviateSource on the real Weaviate (``overrides`` win)."""
-    settings = server_settings()
-    return {
-        "host": settings.weaviate_host,
-        "http_port": settings.weaviate_http_port,
-        "grpc_port": settings.weaviate_grpc_port,
-        "api_key": settings.weaviate_api_key,
-        "secure": settings.weaviate_secure,
-        "timeout_s": 5.0,
-        **overrides,
-    }
+    return {**weaviate_parameters(server_settings()), "timeout_s": 5.0, **overrides}
 
 
 def built(team: Team, shape: str, **weaviate: Any) -> MappedBackend:

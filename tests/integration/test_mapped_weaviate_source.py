@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 import weaviate
 from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
-from weaviate.classes.init import Auth
 from weaviate.classes.tenants import Tenant, TenantActivityStatus
 
 from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
@@ -31,7 +30,7 @@ from brain_graph.stores.mapped.mapping import WeaviateVectors, parse_mapping
 from brain_graph.stores.mapped.sources import VectorSource
 from brain_graph.stores.mapped.weaviate_source import QUERY_MAX_RESULTS, WeaviateSource
 from tests.helpers import closed_port
-from tests.integration.servers import server_settings
+from tests.integration.servers import server_settings, team_weaviate
 
 pytestmark = pytest.mark.integration
 
@@ -116,16 +115,7 @@ def assert_same(found: list[tuple[str, list[float]]], expected: list[tuple[str, 
 @pytest.fixture(scope="module")
 def admin() -> Iterator[weaviate.WeaviateClient]:
     """The official client of "the team" that owns the collections; drops them at the end."""
-    settings = server_settings()
-    client = weaviate.connect_to_custom(
-        http_host=settings.weaviate_host,
-        http_port=settings.weaviate_http_port,
-        http_secure=settings.weaviate_secure,
-        grpc_host=settings.weaviate_host,
-        grpc_port=settings.weaviate_grpc_port,
-        grpc_secure=settings.weaviate_secure,
-        auth_credentials=Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None,
-    )
+    client = team_weaviate()
     try:
         create_named(client)
         create_tenants(client, TENANTS, legacy=False)

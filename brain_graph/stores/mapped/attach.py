@@ -43,7 +43,7 @@ from brain_graph.stores.mapped.attach_suggest import (
     render_toml,
     suggest_from_schema,
 )
-from brain_graph.stores.mapped.backend import MappedSettings
+from brain_graph.stores.mapped.backend import MappedSettings, neo4j_client, weaviate_parameters
 from brain_graph.stores.mapped.mapping import Mapping, WeaviateVectors, read_mapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
@@ -75,25 +75,8 @@ def connection_settings(mapping: str | Path | None = None, **overrides: object) 
     return read_settings(MappedSettings, mapping=Path(mapping or "attach"), **overrides)
 
 
-def neo4j_client(settings: MappedSettings) -> Neo4jClient:
-    return Neo4jClient(
-        uri=settings.neo4j_uri,
-        user=settings.neo4j_user,
-        password=settings.neo4j_password,
-        database=settings.neo4j_database,
-        timeout_s=settings.timeout_s,
-    )
-
-
 def weaviate_connection(settings: MappedSettings) -> WeaviateConnection:
-    return WeaviateConnection(
-        host=settings.weaviate_host,
-        http_port=settings.weaviate_http_port,
-        grpc_port=settings.weaviate_grpc_port,
-        api_key=settings.weaviate_api_key,
-        secure=settings.weaviate_secure,
-        timeout_s=settings.timeout_s,
-    )
+    return WeaviateConnection(**weaviate_parameters(settings))
 
 
 @contextmanager

@@ -184,31 +184,40 @@ class MappedBackend:
         self.neo4j.close()
 
 
-def from_settings(settings: MappedSettings) -> MappedBackend:
-    """The backend the settings describe; connects lazily."""
-    mapping = read_mapping(settings.mapping)
-    neo4j = Neo4jClient(
+def neo4j_client(settings: Neo4jWeaviateSettings) -> Neo4jClient:
+    """A client of the settings' Neo4j database (connects lazily)."""
+    return Neo4jClient(
         uri=settings.neo4j_uri,
         user=settings.neo4j_user,
         password=settings.neo4j_password,
         database=settings.neo4j_database,
         timeout_s=settings.timeout_s,
     )
+
+
+def weaviate_parameters(settings: Neo4jWeaviateSettings) -> dict[str, Any]:
+    """The settings' Weaviate server, as the keyword arguments of a Weaviate connection."""
+    return {
+        "host": settings.weaviate_host,
+        "http_port": settings.weaviate_http_port,
+        "grpc_port": settings.weaviate_grpc_port,
+        "api_key": settings.weaviate_api_key,
+        "secure": settings.weaviate_secure,
+        "timeout_s": settings.timeout_s,
+    }
+
+
+def from_settings(settings: MappedSettings) -> MappedBackend:
+    """The backend the settings describe; connects lazily."""
+    mapping = read_mapping(settings.mapping)
     weaviate: list[VectorSource] = []
     configs = [config for config in mapping.vectors if isinstance(config, WeaviateVectors)]
     if configs:
         from brain_graph.stores.mapped.weaviate_source import WeaviateSource
 
-        connection = {
-            "host": settings.weaviate_host,
-            "http_port": settings.weaviate_http_port,
-            "grpc_port": settings.weaviate_grpc_port,
-            "api_key": settings.weaviate_api_key,
-            "secure": settings.weaviate_secure,
-            "timeout_s": settings.timeout_s,
-        }
+        connection = weaviate_parameters(settings)
         weaviate = [WeaviateSource.from_mapping(mapping, config, **connection) for config in configs]
-    return MappedBackend.with_neo4j_sources(mapping, neo4j, weaviate)
+    return MappedBackend.with_neo4j_sources(mapping, neo4j_client(settings), weaviate)
 
 
 def from_environment(**overrides: Any) -> MappedBackend:

@@ -188,21 +188,6 @@ class MappedStatements:
             f"WHERE m <> {var} AND {self.has_label('m')} AND {self.visible('m')} "
         )
 
-    def links(self, rel_types: Sequence[str]) -> str:
-        """Per visible frontier node of ``$frontier``: ``frontierId``, ``degree`` (distinct visible
-        neighbours, counted no further than ``$maxDegree + 1``) and, when the degree is at most
-        ``$maxDegree``, ``links`` as ``[relationship type, neighbour id, outgoing]``."""
-        return (
-            self.sought("s", "$frontier")
-            + "CALL (s) { "
-            + self.neighbours("s", rel_types)
-            + "WITH DISTINCT m LIMIT $maxDegree + 1 RETURN count(m) AS degree } "
-            "CALL (s, degree) { UNWIND CASE WHEN degree <= $maxDegree THEN [s] ELSE [] END AS o "
-            + self.neighbours("o", rel_types)
-            + f"RETURN collect([type(r), {self.node_id('m')}, startNode(r) = o]) AS links }} "
-            f"RETURN {self.node_id('s')} AS frontierId, degree, links"
-        )
-
     def in_project(self, var: str) -> str:
         """``var`` is in project ``$projectKey`` (any when it is null)."""
         project = self.mapping.project_property
@@ -233,10 +218,11 @@ class MappedStatements:
 
     def reach(self, rel_types: Sequence[str], *, metadata: bool) -> str:
         """Per visible node ``s`` of ``$frontier``: ``frontierId``, its ``node`` (:meth:`meta`, when
-        ``metadata``, else null), and over ``rel_types`` (none: degree 0, no links) its ``degree`` and
-        ``links`` as :meth:`links` gives them, and ``reached``: each neighbour its links reach once, as
-        ``[id, [its value of each property of $vectorProperties]]`` (the stored vectors of the reached
-        nodes, read with them)."""
+        ``metadata``, else null), and over ``rel_types`` (none: degree 0, no links): ``degree`` (its
+        distinct visible neighbours, counted no further than ``$maxDegree + 1``); when the degree is at
+        most ``$maxDegree``, ``links`` as ``[relationship type, neighbour id, outgoing]``; and
+        ``reached``: each neighbour those links reach, once, as ``[id, [its value of each property of
+        $vectorProperties]]`` (the stored vectors of the reached nodes, read with them)."""
         node = self.meta("s") if metadata else "null"
         head = self.sought("s", "$frontier")
         if not rel_types:

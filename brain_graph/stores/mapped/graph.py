@@ -10,7 +10,7 @@ not strings are absent. A node is never refused for them (it simply has less to 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +36,12 @@ def _plain(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Reach:
-    """What :meth:`MappedGraph.reach` read: the frontier's ``nodes`` (records, when asked), its sorted
-    ``links``, and per reached node the values of the vector properties asked for."""
+    """What :meth:`MappedGraph.reach` read: the frontier's ``nodes`` (records, when asked), the
+    ``degrees`` of its visible nodes, its sorted ``links``, and per reached node the values of the
+    vector properties asked for."""
 
     nodes: dict[str, NodeRecord]
+    degrees: dict[str, int]
     links: list[Link]
     reached: dict[str, list[Any]]
 
@@ -56,7 +58,7 @@ class MappedGraph:
         self._get_texts = self.statements.get_texts()
         self._memberships = self.statements.cluster_memberships() if mapping.clusters is not None else None
         self._candidates = self.statements.candidates()
-        self._reach_statements: dict[tuple[tuple[str, ...], bool], str] = {}
+        self._statements: dict[tuple[Any, ...], str] = {}  # by kind and relationship types
         self._text_of = {node.label: node.text for node in mapping.nodes}
         if mapping.clusters is not None:
             self._text_of[mapping.clusters.label] = mapping.clusters.text
@@ -138,18 +140,8 @@ class MappedGraph:
     def links(
         self, frontier: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str], max_degree: int
     ) -> Neighborhood:
-        ids = list(dict.fromkeys(frontier))
-        degrees = dict.fromkeys(ids, 0)
-        types = self.rel_types(edge_types)
-        if not ids or not types:
-            return Neighborhood(degrees, [])
-        params = self.params(scope, frontier=ids, maxDegree=max_degree)
-        links: list[Link] = []
-        for row in self._read(self.statements.links(types), params):
-            source = row["frontierId"]
-            degrees[source] = int(row["degree"])
-            links += (Link(source, self.edge_type(t), neighbor, bool(out)) for t, neighbor, out in row["links"])
-        return Neighborhood(degrees, sorted(set(links)))
+        found = self.reach(frontier, scope=scope, edge_types=edge_types, max_degree=max_degree)
+        return Neighborhood({**dict.fromkeys(frontier, 0), **found.degrees}, found.links)
 
     def candidates(
         self,
@@ -191,23 +183,22 @@ class MappedGraph:
         scope: AccessScope,
         edge_types: Sequence[str],
         max_degree: int,
-        vector_properties: Sequence[str],
-        metadata: bool,
+        vector_properties: Sequence[str] = (),
+        metadata: bool = False,
     ) -> Reach:
-        """The visible nodes of ``frontier`` (their records when ``metadata``), their :meth:`links` over
-        ``edge_types``, and the values of ``vector_properties`` of every node those links reach, in one
-        read (none without a frontier, or without edge types and ``metadata``)."""
+        """The visible nodes of ``frontier`` (their records when ``metadata``), their degrees and
+        :meth:`links` over ``edge_types``, and the values of ``vector_properties`` of every node those
+        links reach, in one read (none without a frontier, or without edge types and ``metadata``)."""
         ids = list(dict.fromkeys(frontier))
         types = self.rel_types(edge_types)
         if not ids or (not types and not metadata):
-            return Reach({}, [], {})
-        statement = self._reach_statements.get((tuple(types), metadata))
-        if statement is None:
-            statement = self._reach_statements.setdefault(
-                (tuple(types), metadata), self.statements.reach(types, metadata=metadata)
-            )
+            return Reach({}, {}, [], {})
+        statement = self._statement(
+            ("reach", metadata, *types), lambda: self.statements.reach(types, metadata=metadata)
+        )
         params = self.params(scope, frontier=ids, maxDegree=max_degree, vectorProperties=list(vector_properties))
         nodes: dict[str, NodeRecord] = {}
+        degrees: dict[str, int] = {}
         links: set[Link] = set()
         reached: dict[str, list[Any]] = {}
         for row in self._read(statement, params):
@@ -217,9 +208,17 @@ class MappedGraph:
                 if record is None:
                     continue
                 nodes[record.node_id] = record
+            degrees[source] = int(row["degree"])
             links.update(Link(source, self.edge_type(t), neighbor, bool(out)) for t, neighbor, out in row["links"])
             reached.update((node_id, list(values)) for node_id, values in row["reached"])
-        return Reach(nodes, sorted(links), reached)
+        return Reach(nodes, degrees, sorted(links), reached)
+
+    def _statement(self, key: tuple[Any, ...], build: Callable[[], str]) -> str:
+        """The statement of ``key`` (its kind and relationship types), built once."""
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = self._statements.setdefault(key, build())
+        return statement
 
     def edges_among(
         self, node_ids: Sequence[str], *, scope: AccessScope, edge_types: Sequence[str]
@@ -228,7 +227,7 @@ class MappedGraph:
         if not node_ids or not types:
             return []
         params = self.params(scope, nodeIds=sorted(set(node_ids)))
-        rows = self._read(self.statements.edges_among(types), params)
+        rows = self._read(self._statement(("edges", *types), lambda: self.statements.edges_among(types)), params)
         return self._edges([(row["type"], row["fromId"], row["toId"]) for row in rows], scope.tenant_id)
 
     def _edges(self, rows: Sequence[Sequence[Any]], tenant_id: str) -> list[EdgeRecord]:
@@ -311,7 +310,7 @@ class MappedGraph:
             memberIds=sorted(set(members)),
             textIds=list(dict.fromkeys(cited)),
         )
-        (row,) = self._read(self.statements.context(types), params)
+        (row,) = self._read(self._statement(("context", *types), lambda: self.statements.context(types)), params)
         heads: dict[str, Mapping[str, FieldHead]] = {
             node_id: read_heads(node_type, None, text, whole=whole)
             for node_id, node_type, text in self._texts(row["texts"])
