@@ -46,6 +46,8 @@ PROFILE = "cdm.doc.body"
 NODES = 2 * PAGE_SIZE + PAGE_SIZE // 2  # three pages of the indexer
 KILL_AT = (1, PAGE_SIZE + 400, 2 * PAGE_SIZE + 200)  # objects stored when a run is killed: one per page
 STORED_WITHIN_S = 300  # how long a run may take to store that many (a bound, not a timing)
+STATEMENT_TIMEOUT_S = 120  # a statement timeout a busy machine cannot reach, in the test and the indexer
+POLL_S = 0.05  # the pause between two counts while a run writes
 
 
 def word(index: int) -> str:
@@ -61,7 +63,7 @@ def node(tenant: str, index: int) -> NodeRecord:
 
 @pytest.fixture
 def backend() -> Iterator[Neo4jWeaviateBackend]:
-    server = connect()
+    server = connect(timeout_s=STATEMENT_TIMEOUT_S)
     try:
         yield server
     finally:
@@ -103,12 +105,16 @@ def index_command(tenant: str, *flags: str) -> list[str]:
 def child_env() -> dict[str, str]:
     """The indexer's environment: the servers' backend, with a statement timeout a busy machine cannot
     reach (the test is about convergence after a kill, not about a slow server)."""
-    return {**os.environ, "BRAIN_GRAPH_BACKEND": "neo4j-weaviate", "BRAIN_GRAPH_BACKEND_TIMEOUT": "120"}
+    return {
+        **os.environ,
+        "BRAIN_GRAPH_BACKEND": "neo4j-weaviate",
+        "BRAIN_GRAPH_BACKEND_TIMEOUT": str(STATEMENT_TIMEOUT_S),
+    }
 
 
 def stored(backend: Neo4jWeaviateBackend, tenant: str) -> int:
-    """The tenant's objects in the profile (Weaviate's count, reachable or not)."""
-    return backend.count(tenant).vectors.get(PROFILE, 0)
+    """The tenant's objects in the profile in its current generation (Weaviate's count, reachable or not)."""
+    return backend.weaviate.count(tenant, backend.generations.current_generation(tenant)).get(PROFILE, 0)
 
 
 def kill_when_stored(backend: Neo4jWeaviateBackend, tenant: str, objects: int) -> None:
@@ -123,6 +129,7 @@ def kill_when_stored(backend: Neo4jWeaviateBackend, tenant: str, objects: int) -
                 pytest.fail(f"the index run ended ({child.returncode}) before {objects} objects were stored")
             if time.monotonic() - started > STORED_WITHIN_S:
                 pytest.fail(f"the index run did not store {objects} objects within {STORED_WITHIN_S} s (held {held})")
+            time.sleep(POLL_S)
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.kill()
