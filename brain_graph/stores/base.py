@@ -37,6 +37,15 @@ class VectorQuery:
 
 
 @dataclass(frozen=True)
+class LexicalQuery:
+    """One lexical query for one embedding profile: its distinct terms, sorted
+    (:func:`brain_graph.core.bm25.query_terms`)."""
+
+    profile_id: str
+    terms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ProfileIndexInfo:
     """What an index records about a profile: the embedder and dimension of its vectors."""
 
@@ -68,6 +77,7 @@ class VectorRecord:
     acl: tuple[str, ...]
     vector: VectorValues = field(compare=False)  # a numpy row has no truth value for ==
     content_hash: str = ""
+    lexical: str = ""  # the lexical document (brain_graph.core.bm25.lexical_document); "": none
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,7 @@ class VectorState:
     secured: bool
     acl: tuple[str, ...]
     searchable: bool = True
+    lexical: bool = True  # stored with a lexical document
 
 
 @dataclass(frozen=True, order=True)
@@ -241,6 +252,22 @@ class VectorIndex(Protocol):
         the number of ids."""
         ...
 
+    def lexical(
+        self,
+        queries: Sequence[LexicalQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+    ) -> list[VectorHit]:
+        """The best ``top_k`` lexical documents of each query visible in ``scope`` (and in
+        ``project_key`` if set) with a positive score, scored with :func:`brain_graph.core.bm25.score`
+        over the statistics of all the tenant's documents in the query's profile (visible or not),
+        ordered by score descending then node id. Raises
+        :class:`~brain_graph.core.errors.InvalidRequestError` on a backend without lexical documents
+        (``supports_lexical`` False). One round trip for all queries."""
+        ...
+
 
 @runtime_checkable
 class GraphStore(Protocol):
@@ -295,12 +322,15 @@ class Seeds:
     the metadata of those nodes by id; ``links``, the links of the hits (as :meth:`GraphStore.links`
     gives them, sorted) when asked for, else None; ``scored``, the similarity of the nodes those links
     reach in some of the queried profiles, when the backend read it with them (else None: the caller
-    asks :meth:`SearchReads.similarity`)."""
+    asks :meth:`SearchReads.similarity`); ``lexical``, the lexical hits when lexical queries were
+    asked for, one per node (its best profile), the best ``top_k`` visible, ordered as ``hits`` (their
+    nodes in ``nodes``, their links in ``links``)."""
 
     hits: list[VectorHit]
     nodes: dict[str, NodeRecord]
     links: list[Link] | None
     scored: ScoredNeighbors | None = None
+    lexical: list[VectorHit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -377,11 +407,14 @@ class SearchReads(Protocol):
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
+        lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
-        """:meth:`VectorIndex.query`, :func:`best_hits`, :meth:`GraphStore.get_nodes` of those hits
-        (the invisible dropped), then, when ``link_types`` is not empty, :meth:`GraphStore.links` of
-        the visible hits over ``link_types`` with ``max_degree``, and optionally (``Seeds.scored``)
-        :meth:`VectorIndex.similarity` of the nodes those links reach, in some of the profiles."""
+        """:meth:`VectorIndex.query` (no request without ``queries``) and :meth:`VectorIndex.lexical`
+        of ``lexical`` (none without), :func:`best_hits` of each, :meth:`GraphStore.get_nodes` of those
+        hits (the invisible dropped), then, when ``link_types`` is not empty, :meth:`GraphStore.links`
+        of the visible hits of both over ``link_types`` with ``max_degree``, and optionally
+        (``Seeds.scored``) :meth:`VectorIndex.similarity` of the nodes those links reach, in some of
+        the profiles."""
         ...
 
     def hop(
@@ -496,6 +529,7 @@ class StorageBackend(Protocol):
     search returning what it returned before."""
 
     name: str
+    supports_lexical: bool  # whether the vector index holds lexical documents (VectorIndex.lexical)
 
     @property
     def vector_index(self) -> VectorIndex:

@@ -13,6 +13,7 @@ from brain_graph.stores.base import (
     EdgeRecord,
     GraphStore,
     Hop,
+    LexicalQuery,
     PassageSource,
     SearchContext,
     Seeds,
@@ -46,16 +47,23 @@ class ComposedSearchReads:
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
+        lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
-        raw = self._vectors.query(queries, scope=scope, project_key=project_key, top_k=top_k)
+        raw = self._vectors.query(queries, scope=scope, project_key=project_key, top_k=top_k) if queries else []
         ranked = best_hits(raw, top_k)
-        nodes = {node.node_id: node for node in self._graph.get_nodes([h.node_id for h in ranked], scope=scope)}
+        raw_lexical = (
+            self._vectors.lexical(lexical, scope=scope, project_key=project_key, top_k=top_k) if lexical else []
+        )
+        ranked_lexical = best_hits(raw_lexical, top_k)
+        sought = list(dict.fromkeys(hit.node_id for hit in [*ranked, *ranked_lexical]))
+        nodes = {node.node_id: node for node in self._graph.get_nodes(sought, scope=scope)}
         hits = [hit for hit in ranked if hit.node_id in nodes]
+        lexical_hits = [hit for hit in ranked_lexical if hit.node_id in nodes]
         links = None
         if link_types:
-            frontier = [hit.node_id for hit in hits]
+            frontier = list(dict.fromkeys(hit.node_id for hit in [*hits, *lexical_hits]))
             links = self._graph.links(frontier, scope=scope, edge_types=link_types, max_degree=max_degree).links
-        return Seeds(hits, nodes, links)
+        return Seeds(hits, nodes, links, lexical=lexical_hits)
 
     def hop(
         self,
