@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping, Sequence
 
+from brain_graph.core.bm25 import lexical_document
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.batches import embed_texts
 from brain_graph.indexing.hashing import content_hash, is_current
@@ -76,6 +77,7 @@ def vector_changes(
                     node.acl,
                     row,
                     text_hash,
+                    lexical_document(node.node_id, text),
                 )
             )
     report.embedded += len(upserts)

@@ -1,8 +1,11 @@
 """Content hashes: what a stored vector was made from.
 
 A vector is current when the hash of (embedder identity, dimension, embedded text) is the one stored
-with it, it carries the node's filter metadata (project, secured, ACL) and searches see it as stored
-(:attr:`~brain_graph.stores.base.VectorState.searchable`); anything else is re-embedded.
+with it, it carries the node's filter metadata (project, secured, ACL) and its lexical document
+(:attr:`~brain_graph.stores.base.VectorState.lexical`: a vector stored before lexical documents were
+has none), and searches see it as stored (:attr:`~brain_graph.stores.base.VectorState.searchable`);
+anything else is re-embedded. The lexical document is made of the node id and the embedded text, so
+the hash covers it.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ def content_hash(identity: ProfileIndexInfo, text: str) -> str:
 
 def is_current(state: VectorState | None, node: NodeRecord, text_hash: str) -> bool:
     """Whether a stored vector needs no new embedding for ``node`` (same hash, same filter metadata,
-    searchable)."""
+    a lexical document, searchable)."""
     return (
         state is not None
         and state.searchable
+        and state.lexical
         and state.content_hash == text_hash
         and state.project_key == node.project_key
         and state.secured == node.secured

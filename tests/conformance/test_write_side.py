@@ -142,11 +142,13 @@ def test_vector_states_carry_hashes_and_metadata_without_vectors(harness: Harnes
     store = harness.backend.index_store
     work = store.vector_states(harness.t("t1"), WORK)
     assert work == [
-        VectorState("a", "hash-a", "P", False, ()),
-        VectorState("b", "hash-b", "P", True, ("user:alice",)),
-        VectorState("c", "", "P", False, ()),
+        VectorState("a", "hash-a", "P", False, (), lexical=False),
+        VectorState("b", "hash-b", "P", True, ("user:alice",), lexical=False),
+        VectorState("c", "", "P", False, (), lexical=False),
     ]
-    assert store.vector_states(harness.t("t1"), DOC) == [VectorState("b", "doc-b", "P", True, ("user:alice",))]
+    assert store.vector_states(harness.t("t1"), DOC) == [
+        VectorState("b", "doc-b", "P", True, ("user:alice",), lexical=False)
+    ]
     assert store.vector_states(harness.t("t1"), WORK, ["c", "missing", "a"]) == [work[0], work[2]]
     assert store.vector_states(harness.t("t1"), WORK, []) == []
     assert store.vector_states(harness.t("t2"), WORK) == []
@@ -187,7 +189,7 @@ def test_apply_upserts_a_node_its_edge_and_its_vector(harness: Harness) -> None:
     scope = harness.scope("t1", all_secured=True)
     assert harness.backend.index_store.get_records(harness.t("t1"), ["new"]) == [new]
     assert found(harness, "t1", [0.0, 0.0, 0.0, 1.0])[0] == "new"
-    assert states(harness, "t1")["new"] == VectorState("new", "hash-new", "P", False, ())
+    assert states(harness, "t1")["new"] == VectorState("new", "hash-new", "P", False, (), lexical=False)
     edges = harness.backend.graph_store.edges_among(["new", "a"], scope=scope, edge_types=TYPES)
     assert edges == [EdgeRecord(harness.t("t1"), "REFERENCES", "new", "a", {"weight": 2})]
     assert harness.backend.admin.count(harness.t("t1")).nodes == 4
@@ -199,7 +201,7 @@ def test_apply_replaces_a_node_s_fields_as_a_whole_and_its_vector(harness: Harne
     vector = hashed_row(changed, [0.5, 0.5, 0.0, 0.0], "hash-a2")
     harness.backend.apply(ChangeSet(upsert_nodes=[changed], upsert_vectors=[vector], profiles=PROFILES))
     assert harness.backend.index_store.get_records(harness.t("t1"), ["a", "b"]) == [changed, nodes[1]]
-    assert states(harness, "t1")["a"] == VectorState("a", "hash-a2", "Q", False, ())
+    assert states(harness, "t1")["a"] == VectorState("a", "hash-a2", "Q", False, (), lexical=False)
     scope = harness.scope("t1", all_secured=True)
     assert [hit[1] for hit in harness.query(scope, [1.0, 0.0, 0.0, 0.0], project_key="Q")] == ["a"]
     edges = harness.backend.graph_store.edges_among(["a", "b"], scope=scope, edge_types=TYPES)
@@ -253,7 +255,7 @@ def test_a_vector_both_deleted_and_upserted_is_written_anew(harness: Harness) ->
                 profiles=PROFILES,
             )
         )
-        assert states(harness, "t1")["a"] == VectorState("a", content_hash, "P", False, ())
+        assert states(harness, "t1")["a"] == VectorState("a", content_hash, "P", False, (), lexical=False)
         assert found(harness, "t1", values)[0] == "a"
         assert harness.backend.admin.count(tenant).vectors[WORK] == 3
 
@@ -323,7 +325,7 @@ def test_apply_on_a_tenant_without_data_creates_it(harness: Harness) -> None:
     assert harness.t("nothing") not in store.tenants()
     assert store.get_records(tenant, ["x", "y"]) == [x, y]
     assert found(harness, "fresh", [1.0, 0.0, 0.0, 0.0]) == ["x"]
-    assert states(harness, "fresh") == {"x": VectorState("x", "hx", "P", False, ())}
+    assert states(harness, "fresh") == {"x": VectorState("x", "hx", "P", False, (), lexical=False)}
     counts = harness.backend.admin.count(tenant)
     assert (counts.nodes, counts.edges) == (2, 1)
     assert ids(store.get_records(harness.t("t1"), ["a", "b", "c"])) == ["a", "b", "c"]  # other tenant untouched
@@ -338,7 +340,7 @@ def test_a_new_profile_is_recorded_by_its_first_change(harness: Harness) -> None
         harness.backend.apply(ChangeSet(upsert_vectors=[vector], profiles=[profile]))
         assert harness.backend.index_store.recorded_profiles()[profile.profile_id] == profile
         listed = harness.backend.index_store.vector_states(harness.t("t1"), profile.profile_id)
-        assert listed == [VectorState("a", "e", "P", False, ())]
+        assert listed == [VectorState("a", "e", "P", False, (), lexical=False)]
     finally:
         harness.backend.admin.drop_profiles([profile.profile_id])
 

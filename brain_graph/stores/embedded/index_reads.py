@@ -88,8 +88,9 @@ class EmbeddedIndexStore:
         with self._read() as db:
             if db is None:
                 return []
-            hashed = "content_hash" in table_columns(db, "vectors")  # a store without the column (schema version 1)
-            columns = STATE_COLUMNS + (", content_hash" if hashed else ", '' AS content_hash")
+            present = table_columns(db, "vectors")  # a store of an older schema lacks some columns
+            columns = STATE_COLUMNS + (", content_hash" if "content_hash" in present else ", '' AS content_hash")
+            columns += ", lexical != '' AS lexical" if "lexical" in present else ", 0 AS lexical"
             params: dict[str, Any] = {"tenant": tenant_id, "profile": profile_id}
             if node_ids is None:
                 rows = self._rows(db, ALL_STATES.format(columns=columns), params)
@@ -102,6 +103,7 @@ class EmbeddedIndexStore:
                 row["project_key"],
                 bool(row["secured"]),
                 () if row["acl"] == "[]" else tuple(json.loads(row["acl"])),
+                lexical=bool(row["lexical"]),
             )
             for row in rows
         ]

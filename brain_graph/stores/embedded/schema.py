@@ -9,7 +9,7 @@ from typing import Any
 
 from brain_graph.stores.base import NodeRecord
 
-SCHEMA_VERSION = 3  # 2: vectors.content_hash; 3: nodes.heads
+SCHEMA_VERSION = 4  # 2: vectors.content_hash; 3: nodes.heads; 4: vectors.lexical
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
@@ -25,17 +25,18 @@ CREATE INDEX IF NOT EXISTS edges_by_target ON edges (tenant_id, to_node_id, edge
 CREATE TABLE IF NOT EXISTS vectors (
     tenant_id TEXT NOT NULL, profile_id TEXT NOT NULL, node_id TEXT NOT NULL, project_key TEXT,
     secured INTEGER NOT NULL, acl TEXT NOT NULL, vector BLOB NOT NULL, content_hash TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (tenant_id, profile_id, node_id)
+    lexical TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant_id, profile_id, node_id)
 );
 CREATE INDEX IF NOT EXISTS vectors_by_node ON vectors (tenant_id, node_id);
 CREATE TABLE IF NOT EXISTS profiles (
     profile_id TEXT PRIMARY KEY, embedder_name TEXT NOT NULL, dimension INTEGER NOT NULL
 );
 """
-# Columns of schema versions 2 and 3, added to a store that lacks them when it is next written.
+# Columns of schema versions 2 to 4, added to a store that lacks them when it is next written.
 MIGRATIONS = (
     ("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),
     ("nodes", "heads", "ALTER TABLE nodes ADD COLUMN heads TEXT"),
+    ("vectors", "lexical", "ALTER TABLE vectors ADD COLUMN lexical TEXT NOT NULL DEFAULT ''"),
 )
 # Readers cache what they read from the file (the vector matrices) under random tokens of the ``meta``
 # table, so they can tell whether it is still current (:mod:`brain_graph.stores.embedded.vectors`):

@@ -23,6 +23,7 @@ from brain_graph.stores.base import (
     ChangeSet,
     ClusterMembership,
     EdgeRecord,
+    LexicalQuery,
     Link,
     Neighborhood,
     NodeRecord,
@@ -35,6 +36,7 @@ from brain_graph.stores.base import (
 )
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
+from brain_graph.stores.embedded.lexical import load_lexical
 from brain_graph.stores.embedded.schema import (
     META_COLUMNS,
     READ_DATA_VERSIONS,
@@ -47,6 +49,7 @@ from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
     VectorMatrix,
+    lexical_key,
     load_matrix,
     load_named,
     shared_cache,
@@ -216,6 +219,7 @@ class EmbeddedStore:
     """
 
     name = "embedded"
+    supports_lexical = True
     vector_cache: VectorCache | None = None  # where vector matrices are kept; None: the process-wide one
 
     def __init__(self, path: str | Path, *, explicit: bool = False) -> None:
@@ -335,6 +339,48 @@ class EmbeddedStore:
             if query.profile_id in matrices
             for node_id, score in matrices[query.profile_id].scores_of(query.vector, node_ids, scope=scope)
         ]
+
+    def lexical(
+        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[VectorHit]:
+        """BM25 over in-memory postings of the tenant's lexical documents (:mod:`.lexical`), read from the
+        file once per data version into the cache the vector matrices use; one statement when cached
+        (the data version)."""
+        wanted = [query for query in queries if query.terms]
+        if not wanted:
+            return []
+        with self._read() as db:
+            if db is None or not has_column(db, "vectors", "lexical"):
+                return []
+            db.execute("BEGIN")  # one snapshot for what follows (ended when the connection is given back)
+            [(file_version, older_writer, tenant_version)] = self._rows(
+                db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id}
+            )
+            cache = self.vector_cache if self.vector_cache is not None else shared_cache()
+            file_key = self._file_key()
+
+            def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
+                return self._rows(db, sql, params)
+
+            hits: list[VectorHit] = []
+            in_use: list[CacheKey] = []
+            for query in wanted:
+                key = (
+                    file_key,
+                    f"{file_version}/{older_writer}",
+                    tenant_version,
+                    scope.tenant_id,
+                    lexical_key(query.profile_id),
+                )
+                index = cache.get_or_load(
+                    key, partial(load_lexical, rows, scope.tenant_id, query.profile_id), in_use=in_use
+                )
+                in_use.append(key)
+                hits.extend(
+                    VectorHit(node_id, query.profile_id, score)
+                    for node_id, score in index.search(query.terms, scope=scope, project_key=project_key, top_k=top_k)
+                )
+            return hits
 
     def _matrices(
         self, queries: Sequence[VectorQuery], scope: AccessScope, *, named: Sequence[str] | None = None

@@ -51,7 +51,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -279,12 +279,29 @@ def visible_rows(visible: npt.NDArray[np.bool_], start: int) -> npt.NDArray[np.i
 CacheKey = tuple[str, str | None, str | None, str, str]  # (store file, file token, tenant token, tenant, profile)
 
 
+class CacheEntry(Protocol):
+    """What the cache holds: a :class:`VectorMatrix` or another per-profile index of a tenant
+    (:class:`~brain_graph.stores.embedded.lexical.LexicalIndex`, keyed by :func:`lexical_key`)."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+Entry = TypeVar("Entry", bound=CacheEntry)
+
+
+def lexical_key(profile_id: str) -> str:
+    """The profile part of the cache key of a profile's lexical index (no profile id starts with a space)."""
+    return f" lexical {profile_id}"
+
+
 class VectorCache:
-    """A process-wide LRU of :class:`VectorMatrix` bounded by bytes; thread-safe, one load per key at a time."""
+    """A process-wide LRU of :class:`VectorMatrix` (and other :class:`CacheEntry`) bounded by bytes;
+    thread-safe, one load per key at a time."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[CacheKey, VectorMatrix] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, CacheEntry] = OrderedDict()
         self._versions: dict[str, str | None] = {}  # store file -> its file token
         self._tenant_versions: dict[tuple[str, str], str | None] = {}  # (store file, tenant) -> tenant token
         self._bytes = 0
@@ -328,7 +345,7 @@ class VectorCache:
         """Whether ``key``'s tokens are the newest this cache has seen for its file and tenant."""
         return self._versions.get(key[0]) == key[1] and self._tenant_versions.get((key[0], key[3])) == key[2]
 
-    def _held(self, key: CacheKey) -> VectorMatrix | None:
+    def _held(self, key: CacheKey) -> CacheEntry | None:
         """The matrix of ``key`` if held, marked as just used (under ``self._lock``)."""
         self._forget_other_versions(key)
         entry = self._entries.get(key)
@@ -339,25 +356,24 @@ class VectorCache:
     def get(self, key: CacheKey) -> VectorMatrix | None:
         """The matrix of ``key`` if it is held (nothing is loaded)."""
         with self._lock:
-            return self._held(key)
+            held = self._held(key)
+        return held if isinstance(held, VectorMatrix) else None
 
-    def get_or_load(
-        self, key: CacheKey, load: Callable[[], VectorMatrix], *, in_use: Collection[CacheKey] = ()
-    ) -> VectorMatrix:
+    def get_or_load(self, key: CacheKey, load: Callable[[], Entry], *, in_use: Collection[CacheKey] = ()) -> Entry:
         """The matrix of ``key``, loaded with ``load()`` when not held; kept if it fits the budget
         without evicting the matrices ``in_use`` (those the same query holds: a query needing more
         than the budget keeps the first ones, so later queries read only the others again)."""
         with self._lock:
-            entry = self._held(key)
-            if entry is not None:
-                return entry
+            cached = self._held(key)
+            if cached is not None:
+                return cast(Entry, cached)  # a key holds one kind of entry (lexical_key)
             loading = self._loading.setdefault(key, threading.Lock())
         with loading:
             with self._lock:
-                entry = self._entries.get(key)
-                if entry is not None:
+                cached = self._entries.get(key)
+                if cached is not None:
                     self._entries.move_to_end(key)
-                    return entry
+                    return cast(Entry, cached)
             try:
                 entry = load()
             except BaseException:
@@ -369,7 +385,7 @@ class VectorCache:
                 held = self._entries.get(key)
                 if held is not None:  # another thread loaded it meanwhile (after this one's lock was dropped)
                     self._entries.move_to_end(key)
-                    return held
+                    return cast(Entry, held)
                 kept = sum(self._entries[held].nbytes for held in set(in_use) if held in self._entries and held != key)
                 if kept + entry.nbytes <= self.max_bytes and self._current(key):
                     self._entries[key] = entry

@@ -268,8 +268,8 @@ def _upsert_edges(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -
 def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorRecord]) -> None:
     connection.executemany(
         "INSERT OR REPLACE INTO vectors"
-        " (tenant_id, profile_id, node_id, project_key, secured, acl, vector, content_hash)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " (tenant_id, profile_id, node_id, project_key, secured, acl, vector, content_hash, lexical)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
                 v.tenant_id,
@@ -280,6 +280,7 @@ def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorReco
                 _json_list(v.acl),
                 _vector_blob(v),
                 v.content_hash,
+                v.lexical,
             )
             for v in vectors
         ),

@@ -63,6 +63,7 @@ class MappedBackend:
     (connections come from the settings); a mapping without Weaviate sources never connects to Weaviate."""
 
     name = "mapped"
+    supports_lexical = False
 
     def __init__(self, mapping: Mapping, neo4j: Neo4jClient, sources: Sequence[VectorSource] = ()) -> None:
         self.mapping = mapping

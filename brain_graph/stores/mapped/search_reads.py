@@ -16,7 +16,16 @@ from collections.abc import Mapping, Sequence
 
 from brain_graph.core.passage_heads import FieldHead
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import ClusterMembership, ContextRequest, EdgeRecord, Hop, Seeds, VectorQuery, best_hits
+from brain_graph.stores.base import (
+    ClusterMembership,
+    ContextRequest,
+    EdgeRecord,
+    Hop,
+    LexicalQuery,
+    Seeds,
+    VectorQuery,
+    best_hits,
+)
 from brain_graph.stores.mapped.graph import MappedGraph
 from brain_graph.stores.mapped.vectors import MappedVectorIndex
 from brain_graph.stores.search_reads import ComposedSearchReads
@@ -39,7 +48,10 @@ class MappedSearchReads(ComposedSearchReads):
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
+        lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
+        if lexical:
+            self._index.lexical(lexical, scope=scope, project_key=project_key, top_k=top_k)  # refused
         ranked = best_hits(self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k), top_k)
         indexed = self._index.indexed(queries) if link_types else []
         found = self._mapped.reach(

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from brain_graph.core.errors import InvalidRequestError
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import ProfileIndexInfo, ScoredNeighbors, VectorHit, VectorQuery
+from brain_graph.stores.base import LexicalQuery, ProfileIndexInfo, ScoredNeighbors, VectorHit, VectorQuery
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.stores.mapped.graph import MappedGraph
@@ -74,6 +75,14 @@ class MappedVectorIndex:
             for query in queries
             if isinstance(source := self._sources.get(query.profile_id), Neo4jIndexSource)
         ]
+
+    def lexical(
+        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[VectorHit]:
+        """Refused: a mapped graph has no lexical documents of brain-graph's."""
+        raise InvalidRequestError(
+            "options.retrievalMode", "lexical retrieval is not available on the mapped backend; use vector"
+        )
 
     def query(
         self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int

@@ -1,0 +1,122 @@
+"""Lexical search of the embedded store: an in-memory BM25 index of one profile of one tenant.
+
+The lexical documents stored with a tenant's vectors of one profile (``vectors.lexical``, written by
+the indexer: :func:`brain_graph.core.bm25.lexical_document`) are read once per data version, like the
+vector matrices (:mod:`.vectors`, whose cache holds these indexes too), and kept as postings: per
+term, the rows holding it and how often. A query scores every row holding one of its terms with
+:func:`brain_graph.core.bm25.term_score`, term by term in sorted order (the float operations of
+:func:`brain_graph.core.bm25.score`, so the scores equal every other backend's), over the statistics
+of all the rows (documents of any project and visibility), then keeps the visible rows of the
+project asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from brain_graph.core.bm25 import K1, B, idf, ranked
+from brain_graph.core.security import AccessScope
+from brain_graph.stores.access import numpy_visible
+
+LEXICAL_OF = (
+    "SELECT node_id, project_key, secured, acl, lexical FROM vectors"
+    " WHERE tenant_id = :tenant AND profile_id = :profile AND lexical != ''"
+)
+ROW_OVERHEAD = 120  # bytes per row besides its postings: node id string, list slots, columns
+POSTING_BYTES = 16  # one row index and one frequency
+
+Rows = Callable[[str, Mapping[str, Any]], list[sqlite3.Row]]
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """The lexical documents of one profile of one tenant, as postings."""
+
+    tenant_id: str
+    node_ids: list[str]
+    projects: list[str | None]
+    lengths: npt.NDArray[np.float64]  # terms per document
+    postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]]  # term -> (rows, frequencies)
+    total_length: int
+    secured: npt.NDArray[np.bool_]
+    acl_index: dict[str, npt.NDArray[np.intp]]
+
+    @property
+    def nbytes(self) -> int:
+        postings = sum(len(rows) for rows, _ in self.postings.values())
+        return POSTING_BYTES * postings + ROW_OVERHEAD * len(self.node_ids) + 64 * len(self.postings)
+
+    @classmethod
+    def from_rows(cls, tenant_id: str, rows: Sequence[sqlite3.Row]) -> LexicalIndex:
+        """Build from ``node_id, project_key, secured, acl, lexical`` rows (any order)."""
+        ordered = sorted(rows, key=lambda row: row["node_id"])
+        lists: dict[str, tuple[list[int], list[int]]] = {}
+        lengths = np.zeros(len(ordered), dtype=np.float64)
+        secured = np.zeros(len(ordered), dtype=np.bool_)
+        acl_lists: dict[str, list[int]] = {}
+        total = 0
+        for index, row in enumerate(ordered):
+            document = row["lexical"].split()
+            lengths[index] = len(document)
+            total += len(document)
+            for term, frequency in Counter(document).items():
+                held = lists.setdefault(term, ([], []))
+                held[0].append(index)
+                held[1].append(frequency)
+            if row["secured"]:
+                secured[index] = True
+                for entry in json.loads(row["acl"]):
+                    acl_lists.setdefault(entry, []).append(index)
+        return cls(
+            tenant_id=tenant_id,
+            node_ids=[row["node_id"] for row in ordered],
+            projects=[row["project_key"] for row in ordered],
+            lengths=lengths,
+            postings={
+                term: (np.asarray(found, dtype=np.intp), np.asarray(counts, dtype=np.float64))
+                for term, (found, counts) in lists.items()
+            },
+            total_length=total,
+            secured=secured,
+            acl_index={entry: np.asarray(found, dtype=np.intp) for entry, found in acl_lists.items()},
+        )
+
+    def search(
+        self, terms: Sequence[str], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[tuple[str, float]]:
+        """The best ``top_k`` visible rows (of ``project_key`` if set) with a positive score for the
+        sorted distinct ``terms``, as (node id, score), by score descending then node id."""
+        documents = len(self.node_ids)
+        if top_k <= 0 or not documents:
+            return []
+        average = self.total_length / documents
+        scores = np.zeros(documents, dtype=np.float64)
+        for term in terms:
+            found = self.postings.get(term)
+            if found is None:
+                continue
+            rows, frequencies = found
+            weight = idf(documents, len(rows))
+            norm = K1 * (1.0 - B + B * self.lengths[rows] / average) if average > 0 else K1
+            scores[rows] += weight * frequencies * (K1 + 1.0) / (frequencies + norm)
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) == 0:
+            return []
+        visible = numpy_visible(scope, self.tenant_id, self.secured, self.acl_index)
+        candidates = candidates[visible[candidates]]
+        if project_key is not None:
+            candidates = np.asarray([row for row in candidates if self.projects[row] == project_key], dtype=np.intp)
+        return ranked(((self.node_ids[row], float(scores[row])) for row in candidates), top_k)
+
+
+def load_lexical(rows: Rows, tenant_id: str, profile_id: str) -> LexicalIndex:
+    """Read one profile's lexical documents of one tenant with the counted statement runner ``rows``."""
+    return LexicalIndex.from_rows(tenant_id, rows(LEXICAL_OF, {"tenant": tenant_id, "profile": profile_id}))
