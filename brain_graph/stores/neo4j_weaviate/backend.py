@@ -11,7 +11,8 @@ generation in both stores and flips the pointer in one transaction, so a load th
 flip changes nothing searches see; a change (:meth:`Neo4jWeaviateBackend.apply`) is all or nothing
 across both stores: one Neo4j transaction, committed after the Weaviate writes, which are undone when
 it fails. A search sends Neo4j ``D + 1`` statements and Weaviate ``P`` requests (expansion depth ``D``,
-``P`` profiles), whatever ``topK`` and the number of hits.
+``P`` profiles), plus ``L + 1`` in the same Weaviate round with ``L`` lexical queries, whatever ``topK``
+and the number of hits.
 
 Steps, failure cases and round trips of every operation: docs/internals/neo4j-weaviate-backend.md.
 """
@@ -34,6 +35,7 @@ from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
+    LexicalQuery,
     NodeRecord,
     ProfileIndexInfo,
     TenantCounts,
@@ -102,6 +104,17 @@ class CurrentGenerationIndex:
         generation = self._generations.current_generation(scope.tenant_id)
         return self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
 
+    def lexical(
+        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+    ) -> list[VectorHit]:
+        """See :meth:`brain_graph.stores.base.VectorIndex.lexical`: one Neo4j statement (the generation),
+        then one Weaviate round (a BM25 request per query and one statistics request,
+        :mod:`.weaviate.lexical`)."""
+        if not queries:
+            return []
+        generation = self._generations.current_generation(scope.tenant_id)
+        return self._index.lexical(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
+
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope
     ) -> list[VectorHit]:
@@ -160,6 +173,7 @@ class Neo4jWeaviateBackend:
     operators)."""
 
     name = "neo4j-weaviate"
+    supports_lexical = True  # each vector's object holds its lexical document (VectorIndex.lexical)
 
     def __init__(self, neo4j: Neo4jClient, weaviate: WeaviateVectorIndex) -> None:
         self.neo4j = neo4j

@@ -1,7 +1,9 @@
 """The reads of a search on Neo4j + Weaviate (:class:`~brain_graph.stores.base.SearchReads`).
 
-Round trips, warm caches (``P`` queried profiles): :meth:`ServerSearchReads.seeds` is Weaviate ``P``
-(concurrent) then Neo4j ``1``; :meth:`~ServerSearchReads.hop` Neo4j ``1``;
+Round trips, warm caches (``P`` queried profiles, ``L`` lexical queries): :meth:`ServerSearchReads.seeds`
+is one Weaviate round of ``P`` vector searches, and with lexical queries ``L`` BM25 searches and one
+statistics request (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.lexical`), all concurrent, then
+Neo4j ``1`` (the metadata and links of the hits of both); :meth:`~ServerSearchReads.hop` Neo4j ``1``;
 :meth:`~ServerSearchReads.similarity` Weaviate ``P`` (concurrent); :meth:`~ServerSearchReads.context`
 Neo4j ``1``. ``seeds`` and ``hop`` score the nodes their links reach from the vector copies on the
 Neo4j nodes where those count (:mod:`brain_graph.stores.neo4j_weaviate.neo4j.vector_copies`).
@@ -10,7 +12,7 @@ Generations: the Weaviate tenant to query is the tenant's generation as last see
 (:class:`~brain_graph.stores.neo4j_weaviate.generation_cache.GenerationCache`). The Neo4j statement of ``seeds`` reads
 the pointer in the same statement as the hits' metadata; when it names another generation (a load,
 apply or drop happened since), the cache is updated and the vector search and the statement are
-redone with that generation (Weaviate ``P`` + Neo4j ``1`` more), at most :data:`GENERATION_REDOS`
+redone with that generation (the Weaviate round + Neo4j ``1`` more), at most :data:`GENERATION_REDOS`
 times: a second flip during the redo (whose clean-up may delete the Weaviate tenant the redo is about
 to query) takes one more. The first search of a tenant in
 a process reads its generation first (Neo4j ``1`` more). So a search that starts after a load, apply or
@@ -28,6 +30,7 @@ from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     ContextRequest,
     Hop,
+    LexicalQuery,
     ScoredNeighbors,
     SearchContext,
     Seeds,
@@ -62,15 +65,19 @@ class ServerSearchReads:
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
+        lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
         tenant = scope.tenant_id
         generation = self._generation(tenant)
         for attempt in range(GENERATION_REDOS + 1):
-            raw = self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
+            raw, raw_lexical = self._index.search(
+                queries, lexical, scope=scope, project_key=project_key, top_k=top_k, generation=generation
+            )
             ranked = best_hits(raw, top_k)
+            ranked_lexical = best_hits(raw_lexical, top_k)
             stamp = self.cache.stamp()
             found = self._graph.seeds(
-                [hit.node_id for hit in ranked],
+                list(dict.fromkeys(hit.node_id for hit in [*ranked, *ranked_lexical])),
                 scope=scope,
                 link_types=link_types,
                 max_degree=max_degree,
@@ -85,7 +92,13 @@ class ServerSearchReads:
         scored = None
         if found.links is not None and found.copied:
             scored = ScoredNeighbors(found.copied, score_copies(queries, found.copied, found.copies))
-        return Seeds([hit for hit in ranked if hit.node_id in nodes], nodes, found.links, scored)
+        return Seeds(
+            [hit for hit in ranked if hit.node_id in nodes],
+            nodes,
+            found.links,
+            scored,
+            lexical=[hit for hit in ranked_lexical if hit.node_id in nodes],
+        )
 
     def hop(
         self,

@@ -36,6 +36,7 @@ from weaviate.proto.v1 import search_get_pb2, weaviate_pb2_grpc
 from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND, insert_timeout_s
 
+QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects a search returns
 MAX_MESSAGE_BYTES = 104_858_000  # the client's limit, matching the server's
 FLOAT32 = np.dtype("<f4")
 _UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -75,7 +76,8 @@ class _RequestFailedError(Exception):
 
 @dataclass(frozen=True)
 class FoundObject:
-    """One object of a reply: the properties a search reads, its distance and its stored vector."""
+    """One object of a reply: the properties a search reads, its distance, its stored vector and its
+    lexical document ("" when not read)."""
 
     node_id: str
     tenant_id: str
@@ -84,6 +86,7 @@ class FoundObject:
     acl: tuple[str, ...]
     distance: float | None
     vector: bytes
+    lexical: str = ""
 
 
 def _text(fields: Any, name: str) -> str | None:
@@ -117,6 +120,7 @@ def found_objects(reply: Any) -> list[FoundObject]:
                 acl=_texts(fields, "acl"),
                 distance=float(metadata.distance) if metadata.distance_present else None,
                 vector=bytes(vectors[0].vector_bytes) if len(vectors) else bytes(metadata.vector_bytes),
+                lexical=_text(fields, "lexical") or "",
             )
         )
     return found

@@ -7,8 +7,11 @@ removed after the switch (:meth:`WeaviateVectorIndex.remove_older`).
 Round trips: a search sends one gRPC ``Search`` per queried profile (Weaviate has no multi-collection
 search), sent together on one gRPC channel (:mod:`.grpc_search`), so the wall time is one round trip,
 plus the profile metadata when the cache is cold (:mod:`.schema`); so does a similarity read of given
-nodes (up to 10,000 ids per request). A load lists the tenants of each collection once to
-remove older generations (and once per profile whose embedder changes). An incremental change
+nodes (up to 10,000 ids per request). A lexical search (:mod:`.lexical`) sends one gRPC BM25
+``Search`` per query and one GraphQL ``Aggregate`` (REST) for the statistics of all of them, together:
+one round trip of wall time, ``L + 1`` requests for ``L`` queries, whatever ``top_k``; a search with
+both sends them all in that round (:meth:`WeaviateVectorIndex.search`). A load lists the tenants of
+each collection once to remove older generations (and once per profile whose embedder changes). An incremental change
 (:mod:`.changes`) reads the profile metadata once, then the objects it touches, then writes; the
 write side's reads of vector states are paged (:mod:`.states`). Every call is bounded and its failures
 mapped by :mod:`.client`.
@@ -24,7 +27,14 @@ from weaviate.exceptions import WeaviateQueryError
 
 from brain_graph.core.errors import ConfigurationError
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord, VectorState
+from brain_graph.stores.base import (
+    LexicalQuery,
+    ProfileIndexInfo,
+    VectorHit,
+    VectorQuery,
+    VectorRecord,
+    VectorState,
+)
 from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.stores.neo4j_weaviate.weaviate.changes import StoredObject, VectorPlan, WeaviateChanges
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
@@ -88,6 +98,38 @@ class WeaviateVectorIndex:
         if not queries:
             return []
         return self._search.query(queries, scope, project_key, top_k, generation)
+
+    def lexical(
+        self,
+        queries: Sequence[LexicalQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        generation: int | None,
+    ) -> list[VectorHit]:
+        """:meth:`brain_graph.stores.base.VectorIndex.lexical` over the Weaviate tenant of ``generation``
+        of the scope's tenant (None: no hits): a query without terms, or of a profile without a
+        collection holding lexical documents, has none. One round: ``L`` BM25 requests and one
+        statistics request (:mod:`.lexical`)."""
+        if not queries:
+            return []
+        return self._search.lexical(queries, scope, project_key, top_k, generation)
+
+    def search(
+        self,
+        queries: Sequence[VectorQuery],
+        lexical: Sequence[LexicalQuery],
+        *,
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        generation: int | None,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        """:meth:`query` of ``queries`` and :meth:`lexical` of ``lexical``, their requests sent in one round."""
+        if not queries and not lexical:
+            return [], []
+        return self._search.search(queries, lexical, scope, project_key, top_k, generation)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope, generation: int | None

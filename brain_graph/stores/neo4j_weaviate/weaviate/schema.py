@@ -5,12 +5,20 @@ Each profile's collection records in its description the JSON ``{"brainGraph": 1
 :func:`~brain_graph.stores.identity.check_query_matches`. Collections hold objects with the properties
 ``tenantId``, ``nodeId``, ``projectKey``, ``secured`` and ``acl`` (text[]; ``field`` tokenization so
 filters compare whole values), ``contentHash`` (text, not indexed: what the vector was made from, read
-by the indexer; added to a collection that lacks it when it is next written, and read as "" from
-objects without it) and a self-provided vector; native multi-tenancy, tenants created on first write.
+by the indexer), ``lexical`` (text, ``whitespace`` tokenization, searchable and filterable: the lexical
+document, :func:`brain_graph.core.bm25.lexical_document`, "" for none) and ``lexicalLength`` (int: its
+number of terms, only on objects with a non-empty document, so the unfiltered count and sum of the
+property, read from the inverted index, are the corpus size and total length of BM25) and a
+self-provided vector; native multi-tenancy, tenants created on first write. Collections are created
+with BM25 ``k1`` 1.2 and ``b`` 0.75 and no stop words (:mod:`brain_graph.core.bm25`'s terms).
+
+A collection created before ``contentHash`` or the lexical properties gets the ones it lacks when it is
+next written (:meth:`WeaviateSchema.ensure`; lacking ``lexical``, also BM25's settings and no stop
+words); objects written before read as "" (no content hash, no lexical document).
 
 The metadata of every collection is read with one REST call (``list_all``) and cached: refreshed after
-this process writes, when a query names an unknown profile (at most once a second) and every
-``cache_ttl_s`` (60 s).
+this process writes, when a query names an unknown profile, or a lexical query a collection without the
+lexical properties (at most once a second), and every ``cache_ttl_s`` (60 s).
 
 Embedder identity (:func:`~brain_graph.stores.identity.profile_conflict`): a new embedder name or
 dimension for a profile is refused while a Weaviate tenant of a tenant the load does not replace holds
@@ -27,9 +35,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import weaviate
-from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
+from weaviate.classes.config import (
+    Configure,
+    DataType,
+    Property,
+    Reconfigure,
+    StopwordsPreset,
+    Tokenization,
+    VectorDistances,
+)
 from weaviate.exceptions import WeaviateBaseError
 
+from brain_graph.core import bm25
 from brain_graph.core.errors import ConfigurationError
 from brain_graph.stores.base import ProfileIndexInfo
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
@@ -45,6 +62,9 @@ from brain_graph.stores.neo4j_weaviate.weaviate.naming import (
 
 METADATA_VERSION = 1
 CONTENT_HASH = "contentHash"
+LEXICAL = "lexical"
+LEXICAL_LENGTH = "lexicalLength"
+ADDED_LATER = (CONTENT_HASH, LEXICAL, LEXICAL_LENGTH)  # properties collections created before may lack
 VectorIndexKind = Literal["flat", "hnsw"]
 Client = weaviate.WeaviateAsyncClient
 
@@ -79,12 +99,27 @@ def _properties() -> list[Property]:
         Property(name="projectKey", data_type=DataType.TEXT, tokenization=field, index_searchable=False),
         Property(name="secured", data_type=DataType.BOOL),
         Property(name="acl", data_type=DataType.TEXT_ARRAY, tokenization=field, index_searchable=False),
-        _content_hash(),
+        *(_added_later(name) for name in ADDED_LATER),
     ]
 
 
-def _content_hash() -> Property:
-    return Property(name=CONTENT_HASH, data_type=DataType.TEXT, index_filterable=False, index_searchable=False)
+def _added_later(name: str) -> Property:
+    """One of the properties of :data:`ADDED_LATER`."""
+    if name == CONTENT_HASH:
+        return Property(name=CONTENT_HASH, data_type=DataType.TEXT, index_filterable=False, index_searchable=False)
+    if name == LEXICAL:
+        return Property(
+            name=LEXICAL,
+            data_type=DataType.TEXT,
+            tokenization=Tokenization.WHITESPACE,
+            index_filterable=True,
+            index_searchable=True,
+        )
+    return Property(name=LEXICAL_LENGTH, data_type=DataType.INT, index_filterable=True, index_searchable=False)
+
+
+def _inverted_index() -> Any:
+    return Configure.inverted_index(bm25_k1=bm25.K1, bm25_b=bm25.B, stopwords_preset=StopwordsPreset.NONE)
 
 
 def _vector_config(kind: VectorIndexKind) -> Any:
@@ -97,13 +132,18 @@ def _vector_config(kind: VectorIndexKind) -> Any:
 
 @dataclass
 class ProfileCache:
-    """The recorded profiles and the brain-graph collections, as read at ``loaded_at``; ``hashless``
-    are the collections without a ``contentHash`` property."""
+    """The recorded profiles and the brain-graph collections, as read at ``loaded_at``; ``lacking``,
+    the properties of :data:`ADDED_LATER` each collection created before them lacks."""
 
     profiles: dict[str, ProfileIndexInfo]
     collections: set[str]
     loaded_at: float
-    hashless: set[str] = field(default_factory=set)
+    lacking: dict[str, set[str]] = field(default_factory=dict)
+
+    def lexical(self, profile_id: str) -> bool:
+        """Whether the profile's collection exists and holds lexical documents."""
+        name = collection_name(profile_id)
+        return name in self.collections and not {LEXICAL, LEXICAL_LENGTH} & self.lacking.get(name, set())
 
 
 class WeaviateSchema:
@@ -127,7 +167,7 @@ class WeaviateSchema:
         configs = await client.collections.list_all(simple=False)
         profiles: dict[str, ProfileIndexInfo] = {}
         collections: set[str] = set()
-        hashless: set[str] = set()
+        lacking: dict[str, set[str]] = {}
         for name, config in configs.items():
             if not name.startswith(COLLECTION_PREFIX):
                 continue
@@ -135,27 +175,33 @@ class WeaviateSchema:
             info = parse_description(getattr(config, "description", None))
             if info is not None and collection_name(info.profile_id) == name:
                 profiles[info.profile_id] = info
-            if CONTENT_HASH not in {prop.name for prop in getattr(config, "properties", None) or ()}:
-                hashless.add(name)
-        self._cache = ProfileCache(profiles, collections, time.monotonic(), hashless)
+            missing = set(ADDED_LATER) - {prop.name for prop in getattr(config, "properties", None) or ()}
+            if missing:
+                lacking[name] = missing
+        self._cache = ProfileCache(profiles, collections, time.monotonic(), lacking)
         return self._cache
 
-    def fresh(self, profile_ids: Iterable[str]) -> ProfileCache | None:
-        """The cache if it may serve a query of ``profile_ids`` without a read: not stale, and not
-        missing one of them unless read within the last second (None: :meth:`for_query` must read)."""
+    def fresh(self, profile_ids: Iterable[str], *, lexical: Iterable[str] = ()) -> ProfileCache | None:
+        """The cache if it may serve a query of ``profile_ids`` (and a lexical query of ``lexical``)
+        without a read: not stale, and not missing one of them (nor, for ``lexical``, the lexical
+        properties of its collection) unless read within the last second (None: :meth:`for_query` must
+        read)."""
         cache = self._cache
         now = time.monotonic()
         if cache is None or now - cache.loaded_at > self.cache_ttl_s:
             return None
         unknown = [p for p in profile_ids if p not in cache.profiles]
+        unknown += [p for p in lexical if p not in cache.profiles or not cache.lexical(p)]
         if unknown and now - cache.loaded_at > min(1.0, self.cache_ttl_s):
             return None
         return cache
 
-    async def for_query(self, client: Client, profile_ids: Iterable[str]) -> ProfileCache:
-        """The cache, refreshed when stale or when it misses one of ``profile_ids`` (at most once a second)."""
-        ids = list(profile_ids)
-        cache = self.fresh(ids)
+    async def for_query(
+        self, client: Client, profile_ids: Iterable[str], *, lexical: Iterable[str] = ()
+    ) -> ProfileCache:
+        """The cache, refreshed when stale or when it misses one of ``profile_ids`` or ``lexical``
+        (at most once a second, :meth:`fresh`)."""
+        cache = self.fresh(list(profile_ids), lexical=list(lexical))
         return cache if cache is not None else await self.read(client)
 
     async def tenant_names(self, client: Client, collection: str) -> list[str]:
@@ -170,13 +216,14 @@ class WeaviateSchema:
             name,
             description=description(info),
             properties=_properties(),
+            inverted_index_config=_inverted_index(),
             vector_config=_vector_config(self.vector_index_kind),
             multi_tenancy_config=Configure.multi_tenancy(
                 enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
             ),
         )
         cache.collections.add(name)
-        cache.hashless.discard(name)
+        cache.lacking.pop(name, None)
 
     async def _check_holders(
         self, client: Client, recorded: ProfileIndexInfo, loading: ProfileIndexInfo, replace_tenants: Sequence[str]
@@ -226,21 +273,34 @@ class WeaviateSchema:
                     await client.collections.use(name).config.update(description=description(info))
             if not dry_run:
                 cache.profiles[info.profile_id] = info
-                await self._add_content_hash(client, name, cache)
+                await self._add_missing(client, name, cache)
         return changed
 
-    async def _add_content_hash(self, client: Client, name: str, cache: ProfileCache) -> None:
-        """Give a collection without a ``contentHash`` property that property (a collection another
-        process migrated meanwhile is left as it is)."""
-        if name not in cache.hashless:
+    async def _add_missing(self, client: Client, name: str, cache: ProfileCache) -> None:
+        """Give a collection created before some of :data:`ADDED_LATER` the properties it lacks (one it
+        lacks ``lexical``: first BM25's settings and no stop words). A property another process added
+        meanwhile is left as it is. Two requests per property (the client reads the collection's
+        config first), two for the settings."""
+        missing = cache.lacking.get(name)
+        if not missing:
             return
-        self._connection.tick(2)  # the client reads the collection's config first
-        try:
-            await client.collections.use(name).config.add_property(_content_hash())
-        except WeaviateBaseError as error:
-            if "already exists" not in str(error):
-                raise
-        cache.hashless.discard(name)
+        collection = client.collections.use(name)
+        if LEXICAL in missing:
+            self._connection.tick(2)
+            await collection.config.update(
+                inverted_index_config=Reconfigure.inverted_index(
+                    bm25_k1=bm25.K1, bm25_b=bm25.B, stopwords_preset=StopwordsPreset.NONE
+                )
+            )
+        for property_name in [p for p in ADDED_LATER if p in missing]:
+            self._connection.tick(2)
+            try:
+                await collection.config.add_property(_added_later(property_name))
+            except WeaviateBaseError as error:
+                if "already exists" not in str(error):
+                    raise
+            missing.discard(property_name)
+        cache.lacking.pop(name, None)
 
     @staticmethod
     def check_unchanged(cache: ProfileCache, profiles: Sequence[ProfileIndexInfo]) -> None:

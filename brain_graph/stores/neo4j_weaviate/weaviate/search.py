@@ -24,6 +24,7 @@ read over REST when it is stale.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from itertools import takewhile
 from typing import Any, TypeVar
@@ -32,12 +33,16 @@ import numpy as np
 import weaviate
 from weaviate.proto.v1 import base_pb2, base_search_pb2, search_get_pb2
 
+from brain_graph.core import bm25
+from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import weaviate_visible
-from brain_graph.stores.base import VectorHit, VectorQuery
+from brain_graph.stores.base import LexicalQuery, VectorHit, VectorQuery
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import EmbeddingMismatchError, check_query_matches
+from brain_graph.stores.neo4j_weaviate.weaviate import lexical as weaviate_lexical
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
+from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND
 from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import (
     FLOAT32,
     DimensionRejectedError,
@@ -47,11 +52,11 @@ from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import (
     search_request,
     vector_matrix,
 )
+from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import QUERY_MAX_RESULTS as QUERY_MAX_RESULTS
 from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, tenant_name
 from brain_graph.stores.neo4j_weaviate.weaviate.schema import ProfileCache, WeaviateSchema
 
 T = TypeVar("T")
-QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS
 TIE_MARGIN = 1e-5  # > float32 distance error + score rounding
 EXTRA_CANDIDATES = 10  # fetched beyond top_k: room for ties at the boundary before a wider fetch is needed
 
@@ -169,7 +174,8 @@ def rescore(
 
 
 class WeaviateSearch:
-    """The :meth:`~brain_graph.stores.base.VectorIndex.query` and
+    """The :meth:`~brain_graph.stores.base.VectorIndex.query`,
+    :meth:`~brain_graph.stores.base.VectorIndex.lexical` and
     :meth:`~brain_graph.stores.base.VectorIndex.similarity` of one generation of a tenant."""
 
     def __init__(self, connection: WeaviateConnection, schema: WeaviateSchema, grpc_search: GrpcSearch) -> None:
@@ -187,18 +193,56 @@ class WeaviateSearch:
     ) -> list[VectorHit]:
         """Check the queries against the recorded profiles, then search every profile at once in the
         Weaviate tenant of ``generation`` (None: the tenant has no data, no hits)."""
-        targets = self._targets(queries)
-        if top_k <= 0 or not targets or generation is None:
-            return []
+        return self.search(queries, (), scope, project_key, top_k, generation)[0]
+
+    def lexical(
+        self,
+        queries: Sequence[LexicalQuery],
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        generation: int | None,
+    ) -> list[VectorHit]:
+        """The lexical hits of every query (:mod:`.lexical`) in the Weaviate tenant of ``generation``
+        (None: no data, no hits), one round: a BM25 request per query with terms, and one statistics
+        request for all of them, sent together."""
+        return self.search((), queries, scope, project_key, top_k, generation)[1]
+
+    def search(
+        self,
+        queries: Sequence[VectorQuery],
+        lexical: Sequence[LexicalQuery],
+        scope: AccessScope,
+        project_key: str | None,
+        top_k: int,
+        generation: int | None,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        """The vector hits of ``queries`` and the lexical hits of ``lexical`` (a query without terms, or
+        of a profile whose collection does not exist or holds no lexical documents, has none): the
+        requests of both sent in one round (the lexical statistics, a REST request, concurrently with
+        the gRPC searches), then, only with mass ties at a vector query's ``top_k`` boundary, wider
+        vector requests."""
+        targets, lexical_targets = self._targets(queries, lexical)
+        if top_k <= 0 or not (targets or lexical_targets) or generation is None:
+            return [], []
         where = filters(scope, project_key)
         properties = returned(scope, project_key)
         tenant = tenant_name(scope.tenant_id, generation)
         limits = {q.profile_id: min(top_k + EXTRA_CANDIDATES, QUERY_MAX_RESULTS) for q in targets}
         found: dict[str, list[VectorHit]] = {}
         pending = list(targets)
+        batch = [request(q, tenant, where, limits[q.profile_id], properties, near=True) for q in pending]
+        candidates = weaviate_lexical.candidates(top_k)
+        batch += (weaviate_lexical.bm25_request(q, tenant, where, candidates, properties) for q in lexical_targets)
+        stats_document = weaviate_lexical.stats_document(lexical_targets, tenant) if lexical_targets else None
+        replies, stats = self._send(pending, batch, stats_document, lexical_targets)
+        lexical_hits = [
+            hit
+            for query, reply, corpus in zip(lexical_targets, replies[len(pending) :], stats, strict=True)
+            for hit in weaviate_lexical.ranked_hits(query, self._visible(reply, scope, project_key), corpus, top_k)
+        ]
+        replies = replies[: len(pending)]
         while pending:
-            batch = [request(q, tenant, where, limits[q.profile_id], properties, near=True) for q in pending]
-            replies = self._send(pending, batch)
             wider = []
             for query, reply in zip(pending, replies, strict=True):
                 objects = found_objects(reply) if reply is not None else []
@@ -210,14 +254,25 @@ class WeaviateSearch:
                 else:
                     found[query.profile_id] = hits[:top_k]
             pending = wider
-        return [hit for q in targets for hit in found[q.profile_id]]
+            if pending:
+                batch = [request(q, tenant, where, limits[q.profile_id], properties, near=True) for q in pending]
+                replies, _ = self._send(pending, batch)
+        return [hit for q in targets for hit in found[q.profile_id]], lexical_hits
+
+    @staticmethod
+    def _visible(reply: Any, scope: AccessScope, project_key: str | None) -> list[FoundObject]:
+        """The objects of a reply visible in ``scope`` and in ``project_key`` if set (None: no reply)."""
+        objects = found_objects(reply) if reply is not None else []
+        return [
+            obj for obj in objects if visible_to(scope, obj) and (project_key is None or obj.project_key == project_key)
+        ]
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], scope: AccessScope, generation: int | None
     ) -> list[VectorHit]:
         """Check the queries against the recorded profiles, then score the visible objects of
         ``node_ids`` in every profile at once, in the queries' order (None: no data, no hits)."""
-        targets = self._targets(queries)
+        targets, _ = self._targets(queries, ())
         ids = sorted(set(node_ids))
         if not targets or not ids or generation is None:
             return []
@@ -226,7 +281,7 @@ class WeaviateSearch:
         asked = [(q, chunk) for q in targets for chunk in chunks]
         properties = returned(scope, None)
         batch = [request(q, tenant, id_filter(scope, chunk), len(chunk), properties, near=False) for q, chunk in asked]
-        replies = self._send([q for q, _ in asked], batch)
+        replies, _ = self._send([q for q, _ in asked], batch)
         wanted = set(ids)
         hits: list[VectorHit] = []
         for query in targets:
@@ -250,29 +305,62 @@ class WeaviateSearch:
             self._schema.invalidate()
             raise
 
-    def _send(self, queries: Sequence[VectorQuery], batch: Sequence[Any]) -> list[Any | None]:
-        """Send one request per query together; a refused dimension is an :class:`EmbeddingMismatchError`."""
-        self._connection.tick(len(batch))
+    def _send(
+        self,
+        queries: Sequence[VectorQuery],
+        batch: Sequence[Any],
+        stats_document: str | None = None,
+        lexical: Sequence[LexicalQuery] = (),
+    ) -> tuple[list[Any | None], list[bm25.CorpusStats | None]]:
+        """Send one request per query together (the vector queries' first), with ``stats_document``
+        (the statistics of the ``lexical`` queries) alongside when given; the replies and the
+        statistics. A refused dimension is an :class:`EmbeddingMismatchError`."""
+        self._connection.tick(len(batch) + (stats_document is not None))
         try:
-            return self._grpc.search(batch)
+            if stats_document is None:
+                return self._grpc.search(batch), []
+            return self._connection.call(lambda client: self._together(client, batch, stats_document, lexical), None)
         except DimensionRejectedError as rejected:
             self._schema.invalidate()
+            if rejected.index >= len(queries):
+                raise BackendUnavailableError(BACKEND, rejected.details) from None
             query = queries[rejected.index]
             raise EmbeddingMismatchError(
                 f"profile {query.profile_id}: query vector has dimension {len(query.vector)}, "
                 f"which the index rejects: {rejected.details}"
             ) from None
 
-    def _targets(self, queries: Sequence[VectorQuery]) -> list[VectorQuery]:
-        """The queries whose profile has a collection, after checking every query against its profile."""
+    async def _together(
+        self, client: weaviate.WeaviateAsyncClient, batch: Sequence[Any], document: str, lexical: Sequence[LexicalQuery]
+    ) -> tuple[list[Any | None], list[bm25.CorpusStats | None]]:
+        """The gRPC searches (on a worker thread) and the statistics request, concurrently."""
+        replies, reply = await asyncio.gather(
+            asyncio.to_thread(self._grpc.search, batch), client.graphql_raw_query(document)
+        )
+        try:
+            stats = weaviate_lexical.parse_stats(lexical, reply.aggregate, reply.errors)
+        except weaviate_lexical.StatsUnavailableError:
+            self._schema.invalidate()  # a collection dropped, or recreated, since the cache was read
+            stats = [None] * len(lexical)
+        return replies, stats
+
+    def _targets(
+        self, queries: Sequence[VectorQuery], lexical: Sequence[LexicalQuery]
+    ) -> tuple[list[VectorQuery], list[LexicalQuery]]:
+        """The queries whose profile has a collection, after checking every query against its profile,
+        and the lexical queries with terms whose profile's collection holds lexical documents."""
         profile_ids = [q.profile_id for q in queries]
-        cache = self._schema.fresh(profile_ids)
+        lexical_ids = [q.profile_id for q in lexical if q.terms]
+        cache = self._schema.fresh(profile_ids, lexical=lexical_ids)
         if cache is None:
 
             async def read(client: weaviate.WeaviateAsyncClient) -> ProfileCache:
-                return await self._schema.for_query(client, profile_ids)
+                return await self._schema.for_query(client, profile_ids, lexical=lexical_ids)
 
             cache = self._connection.call(read, self._connection.timeout_s)
         for query in queries:
             check_query_matches(query, cache.profiles.get(query.profile_id))
-        return [q for q in queries if collection_name(q.profile_id) in cache.collections]
+        return (
+            [q for q in queries if collection_name(q.profile_id) in cache.collections],
+            [q for q in lexical if q.terms and cache.lexical(q.profile_id)],
+        )

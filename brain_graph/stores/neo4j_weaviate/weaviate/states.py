@@ -3,6 +3,9 @@ Weaviate tenant, without the vectors: every object through the cursor API (:data
 request), or those of given node ids (a ``nodeId`` filter, 10,000 ids a request); then whether a
 vector search reaches each of them (:func:`unreachable`, one request per 10,000 objects).
 
+A state's ``lexical`` says whether the object holds a non-empty lexical document (``lexical``
+property); an object written before lexical documents has none, and the indexer writes it anew.
+
 Reachability: Weaviate writes an object (properties, ``contentHash`` included, and the vector it
 keeps with the object) before it adds the vector to the vector index, and an insert whose request is
 cancelled in between (the client killed or timed out mid-batch) leaves the object stored and out of
@@ -34,7 +37,8 @@ STATE_PAGE = 5_000
 
 
 def vector_state(obj: Any, *, searchable: bool = True) -> VectorState:
-    """The state of a returned object (``contentHash`` "" when it has none)."""
+    """The state of a returned object (``contentHash`` "" when it has none; ``lexical`` whether it has a
+    non-empty lexical document: objects written before lexical documents have none)."""
     props = obj.properties
     return VectorState(
         node_id=str(props["nodeId"]),
@@ -43,6 +47,7 @@ def vector_state(obj: Any, *, searchable: bool = True) -> VectorState:
         secured=bool(props.get("secured")),
         acl=tuple(props.get("acl") or ()),
         searchable=searchable,
+        lexical=bool(props.get("lexical")),
     )
 
 

@@ -28,7 +28,7 @@ from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND
 from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import GrpcSearch
 from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, object_uuid, tenant_name
-from brain_graph.stores.neo4j_weaviate.weaviate.schema import WeaviateSchema
+from brain_graph.stores.neo4j_weaviate.weaviate.schema import CONTENT_HASH, LEXICAL, LEXICAL_LENGTH, WeaviateSchema
 
 INSERT_BATCH = 1000
 INSERT_REQUESTS = 3  # insert requests of a write in flight at once
@@ -45,16 +45,23 @@ class Target:
 
 
 def data_object(record: VectorRecord) -> DataObject[Any, Any]:
-    """The object of a vector: the properties filters read, the vector, a deterministic id."""
+    """The object of a vector: the properties filters read, the content hash, the lexical document and
+    its number of terms (only for a non-empty document: see :mod:`.schema`), the vector, a
+    deterministic id."""
+    properties: dict[str, Any] = {
+        "tenantId": record.tenant_id,
+        "nodeId": record.node_id,
+        "projectKey": record.project_key,
+        "secured": record.secured,
+        "acl": list(record.acl),
+        CONTENT_HASH: record.content_hash,
+        LEXICAL: record.lexical,
+    }
+    length = len(record.lexical.split())
+    if length:
+        properties[LEXICAL_LENGTH] = length
     return DataObject(
-        properties={
-            "tenantId": record.tenant_id,
-            "nodeId": record.node_id,
-            "projectKey": record.project_key,
-            "secured": record.secured,
-            "acl": list(record.acl),
-            "contentHash": record.content_hash,
-        },
+        properties=properties,
         vector=client_vector(record.vector),
         uuid=object_uuid(record.tenant_id, record.profile_id, record.node_id),
     )
