@@ -20,6 +20,11 @@ as the others of the search (:meth:`.search.WeaviateSearch.search`):
 Every visible candidate is then scored with :func:`brain_graph.core.bm25.score` over those statistics
 and the best ``top_k`` kept (:func:`brain_graph.core.bm25.ranked`): the scores are the floats the
 embedded store computes. A missing collection or Weaviate tenant has no documents: no hits.
+
+Known limit: the hits are exact only as far as Weaviate's candidates hold the best documents. Weaviate
+1.38's BM25 with a limit was seen to leave out, rarely, a document it ranks above ones it returns (a
+3,000-document synthetic tenant: about one query in 100 to 300 lost one of its best ``top_k``; the
+same query with a larger limit returns it), so such a document is then missing from the hits.
 """
 
 from __future__ import annotations
