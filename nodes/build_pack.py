@@ -19,7 +19,7 @@ source, episode member reference, fact and passage the markdown lists carries it
 beyond the citation limit are not listed (one line says how many), and neither are their passages.
 
 Length: every printed field has a limit, so ``len(contextMarkdown) <= context_markdown_bound(limits)``
-whatever the data (194,029 characters at the default limits; typical packs are far smaller).
+whatever the data (195,409 characters at the default limits; typical packs are far smaller).
 """
 
 from __future__ import annotations
@@ -73,9 +73,11 @@ UNCITED = "(+{count} not cited)"
 NO_EPISODES = "_No episodes._"
 SOURCES = "## Sources"
 SOURCE_LINE = (
-    "- [{number}] **{title}** {node_id} ({node_type}) score {score} (similarity {vector}, graph +{graph}); {how}{link}"
+    "- [{number}] **{title}** {node_id} ({node_type}) score {score} (similarity {vector}{lexical}, graph +{graph});"
+    " {how}{link}"
 )
-VECTOR_HIT = "vector hit"
+LEXICAL_PART = ", lexical +{lexical}"  # only for a node with a lexical term
+HIT_KINDS = {"vector": "vector hit", "lexical": "lexical hit", "exact": "exact match"}
 REACHED = "via {seed} {arrow}{hops}"
 ARROW = {"out": "-{edge}->", "in": "<-{edge}-"}
 HOPS = " ({hops} hops, last from {via})"
@@ -160,16 +162,23 @@ def _ref(node_id: str, numbers: dict[str, int], limits: SearchLimits) -> str:
 
 
 def how_reached(item: SearchCandidate, numbers: dict[str, int], limits: SearchLimits) -> str:
-    """``vector hit``, or ``via [s] -EDGE->`` (``<-EDGE-`` when the edge points at the seed side), with
-    the number of hops and the node of the last edge when the path is longer than one hop."""
+    """``vector hit``, ``lexical hit`` or ``exact match`` for a hit, else ``via [s] -EDGE->``
+    (``<-EDGE-`` when the edge points at the seed side), with the number of hops and the node of the
+    last edge when the path is longer than one hop."""
     via = item["via"]
-    if item["reachedBy"] == "vector" or via is None:
-        return VECTOR_HIT
+    reached = item["reachedBy"]
+    if reached != "graph" or via is None:
+        return HIT_KINDS.get(reached, HIT_KINDS["vector"])
     edge = inline(via["edgeType"], MAX_EDGE_TYPE_CHARS)
     hops = HOPS.format(hops=_count(via["hops"]), via=_ref(via["viaNodeId"], numbers, limits)) if via["hops"] > 1 else ""
     return REACHED.format(
         seed=_ref(via["seedNodeId"], numbers, limits), arrow=ARROW[via["direction"]].format(edge=edge), hops=hops
     )
+
+
+def lexical_part(lexical: float) -> str:
+    """``, lexical +x`` for a node with a lexical term, else nothing."""
+    return LEXICAL_PART.format(lexical=_score(lexical)) if lexical else ""
 
 
 def source_line(number: int, item: SearchCandidate, numbers: dict[str, int], limits: SearchLimits) -> str:
@@ -182,6 +191,9 @@ def source_line(number: int, item: SearchCandidate, numbers: dict[str, int], lim
         node_type=inline(item["nodeType"], limits.max_kind_chars),
         score=_score(item["adjustedScore"]),
         vector=_score(vector) if vector is not None else NO_SIMILARITY,
+        lexical=LEXICAL_PART.format(lexical=_score(lexical))
+        if (lexical := item["scoringBreakdown"]["lexical"])
+        else "",
         graph=_score(item["scoringBreakdown"]["graph"]),
         how=how_reached(item, numbers, limits),
         link=_link(item["url"], limits),
@@ -342,8 +354,9 @@ def context_markdown_bound(limits: SearchLimits) -> int:
     episode += SCORE_CHARS + 2 * COUNT_CHARS + refs + 1 + _template_chars(UNCITED) + COUNT_CHARS
     reached = _template_chars(REACHED) + ref + max(_template_chars(a) for a in ARROW.values()) + MAX_EDGE_TYPE_CHARS
     reached += _template_chars(HOPS) + COUNT_CHARS + ref
-    how = max(len(VECTOR_HIT), reached)
-    source = _template_chars(SOURCE_LINE) + digits + titles + ids + kinds + 3 * SCORE_CHARS + how + link
+    how = max(max(len(kind) for kind in HIT_KINDS.values()), reached)
+    lexical = _template_chars(LEXICAL_PART) + SCORE_CHARS
+    source = _template_chars(SOURCE_LINE) + digits + titles + ids + kinds + 3 * SCORE_CHARS + lexical + how + link
     left_out = _template_chars(LEFT_OUT) + COUNT_CHARS + digits
     fact = _template_chars(FACT_LINE) + 2 * digits + 2 * titles + MAX_EDGE_TYPE_CHARS
     facts = len(FACTS_NOTE) + 2 + max(len(NO_FACTS) + 1, (fact + 1) * limits.max_facts)

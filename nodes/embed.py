@@ -35,7 +35,7 @@ class EmbedUpdate(TypedDict):
 
 def embed(state: BrainSearchState, deps: StepDeps) -> EmbedUpdate:
     """Write ``request`` (the validated, normalised request every later step reads) and
-    ``queryVectors`` (embedder id -> vector).
+    ``queryVectors`` (embedder id -> vector; none in lexical mode).
 
     Fails before any work on bad input or on a secured search without a principal. An embedder that
     fails is :class:`~brain_graph.core.errors.BackendUnavailableError` naming it (its traceback logged as a
@@ -46,6 +46,8 @@ def embed(state: BrainSearchState, deps: StepDeps) -> EmbedUpdate:
     deps.scope(request)  # fails closed before any embedding or store call
     registry = deps.services.profiles
     vectors: dict[str, list[float]] = {}
+    if request["options"]["retrievalMode"] == "lexical":  # nothing is scored by similarity
+        return {"request": request, "queryVectors": vectors}
     for profile_id in request["profileIds"]:
         profile = registry.get(profile_id)
         if profile.embedder_id in vectors:

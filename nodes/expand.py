@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypedDict
 
 from brain_graph.core.passage_heads import head_row, heads_suffice
 from brain_graph.core.security import AccessScope
 from brain_graph.core.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate
 from brain_graph.pipeline.binding import StepDeps
-from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via, rank_key
+from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via, own_score, rank_key
 from brain_graph.pipeline.records import membership_row, node_meta, row_links, seed_scores
 from brain_graph.pipeline.search_plan import expansion_types, passage_count, profile_queries
-from brain_graph.pipeline.state import BrainSearchState, MembershipRow, PassageTexts, SeedScores
+from brain_graph.pipeline.state import BrainSearchState, HitSource, MembershipRow, PassageTexts, SeedScores
 from brain_graph.stores.base import ContextRequest, Link, SearchReads, VectorHit, VectorQuery, best_hits
 
 
@@ -83,6 +84,7 @@ def choose_new(
     admitted: set[str],
     table: SupportTable,
     scores: dict[str, VectorHit],
+    sources: Mapping[str, HitSource],
     per_node: int,
     room: int,
 ) -> list[str]:
@@ -93,7 +95,7 @@ def choose_new(
     for link in links:
         if link.neighbor_id not in admitted:
             by_frontier.setdefault(link.frontier_id, set()).add(link.neighbor_id)
-    keys = {node_id: node_rank(node_id, table, scores) for found in by_frontier.values() for node_id in found}
+    keys = {node_id: node_rank(node_id, table, scores, sources) for found in by_frontier.values() for node_id in found}
     chosen = {node_id for found in by_frontier.values() for node_id in sorted(found, key=keys.__getitem__)[:per_node]}
     return sorted(chosen, key=keys.__getitem__)[:room]
 
@@ -114,7 +116,8 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     search, the edges among the admitted set, the hits' cluster memberships (when episodes are on) and
     the texts of the candidates passages are made of (ranks do not depend on metadata, so they are
     known before it). Tenant and ACL are enforced by the store. ``candidates`` are the admitted nodes
-    ranked by :mod:`brain_graph.pipeline.ranking`.
+    ranked by :mod:`brain_graph.pipeline.ranking`, those whose adjusted score is below ``minScore``
+    left out.
     """
     request = state["request"]
     options = request["options"]
@@ -125,7 +128,12 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     edge_types = expansion_types(request, deps)
 
     hits = state["hits"][: options["maxNodes"]]
-    scores = {hit["nodeId"]: VectorHit(hit["nodeId"], hit["profileId"], hit["score"]) for hit in hits}
+    sources = state["hitSources"]
+    scores = {
+        hit["nodeId"]: VectorHit(hit["nodeId"], hit["profileId"], vector)
+        for hit in hits
+        if (vector := hit["vectorScore"]) is not None
+    }
     table = SupportTable({hit["nodeId"]: hit["score"] for hit in hits}, scoring)
     admitted = [hit["nodeId"] for hit in hits]
     frontier = list(admitted)
@@ -147,11 +155,15 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         scores.update(best_scores(hop_similarity(reads, queries, new_ids, scored, scope)))
         in_reach = set(new_ids)
         considered = [link for link in links if link.neighbor_id in in_reach]
-        frontier = choose_new(considered, set(admitted), table, scores, scoring.neighbors_per_node, room)
+        frontier = choose_new(considered, set(admitted), table, scores, sources, scoring.neighbors_per_node, room)
         admitted.extend(frontier)
 
     records = dict(state["nodeRecords"])
-    ranked = sorted(admitted, key=lambda node_id: node_rank(node_id, table, scores))
+    keys = {node_id: node_rank(node_id, table, scores, sources) for node_id in admitted}
+    ranked = sorted(admitted, key=keys.__getitem__)
+    floor = options["minScore"]
+    if floor is not None:  # candidates below the floor are not ranked, so never cited
+        ranked = [node_id for node_id in ranked if -keys[node_id][1] >= floor]
     episodes = bool(options["includeEpisodes"] and options["maxEpisodes"] > 0 and state["hits"])
     context = reads.context(
         ContextRequest(
@@ -177,14 +189,13 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         }
         for edge in context.edges
     ]
-    hit_ids = {hit["nodeId"] for hit in hits}
     candidates = [
         candidate(
             node_id,
             records[node_id],
-            node_id in hit_ids,
+            sources.get(node_id),
             scores.get(node_id),
-            table.breakdown(node_id, vector_score(scores, node_id)),
+            table.breakdown(node_id, vector_score(scores, node_id), lexical_term(sources, node_id)),
         )
         for node_id in ranked
         if node_id in records
@@ -211,17 +222,30 @@ def vector_score(scores: dict[str, VectorHit], node_id: str) -> float | None:
     return hit.score if hit is not None else None
 
 
-def node_rank(node_id: str, table: SupportTable, scores: dict[str, VectorHit]) -> tuple[float, float, str]:
+def lexical_term(sources: Mapping[str, HitSource], node_id: str) -> float:
+    """A node's lexical term (0 unless it is a hit lexical retrieval found)."""
+    source = sources.get(node_id)
+    return source["lexical"] if source is not None else 0.0
+
+
+def node_rank(
+    node_id: str, table: SupportTable, scores: dict[str, VectorHit], sources: Mapping[str, HitSource]
+) -> tuple[bool, float, float, str]:
     """The :func:`~brain_graph.pipeline.ranking.rank_key` of a node with the scores so far."""
     vector = vector_score(scores, node_id)
-    return rank_key(table.adjusted(node_id, vector), vector, node_id)
+    lexical = lexical_term(sources, node_id)
+    source = sources.get(node_id)
+    exact = source is not None and source["reachedBy"] == "exact"
+    return rank_key(table.adjusted(node_id, vector, lexical), own_score(vector, lexical), node_id, exact=exact)
 
 
 def candidate(
-    node_id: str, meta: NodeMeta, is_hit: bool, hit: VectorHit | None, breakdown: ScoringBreakdown
+    node_id: str, meta: NodeMeta, source: HitSource | None, hit: VectorHit | None, breakdown: ScoringBreakdown
 ) -> SearchCandidate:
-    """A node with its scores and how it was reached."""
+    """A node with its scores and how it was reached (``source``: how a hit was found; None for a
+    node reached by expansion)."""
     support = breakdown["support"]
+    is_hit = source is not None
     return {
         "nodeId": node_id,
         "nodeType": meta["nodeType"],
@@ -230,7 +254,7 @@ def candidate(
         "profileId": hit.profile_id if hit is not None else None,
         "vectorScore": hit.score if hit is not None else None,
         "adjustedScore": adjusted_score(breakdown),
-        "reachedBy": "vector" if is_hit else "graph",
+        "reachedBy": source["reachedBy"] if source is not None else "graph",
         "hops": 0 if is_hit or not support else support[0]["hops"],  # the hops of ``via``, its strongest path
         "via": None if is_hit else best_via(support),
         "scoringBreakdown": breakdown,

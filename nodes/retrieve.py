@@ -1,16 +1,29 @@
-"""Step 2: vector retrieval across the selected profiles, with the hit nodes' metadata and, when the
-search expands, the first hop's links of the hits, in one combined read
-(:meth:`~brain_graph.stores.base.SearchReads.seeds`)."""
+"""Step 2: retrieval across the selected profiles, by vector similarity, lexical match (BM25) or both,
+with the hit nodes' metadata and, when the search expands, the first hop's links of the hits, in one
+combined read (:meth:`~brain_graph.stores.base.SearchReads.seeds`).
+
+Hybrid fusion: the vector hits and the lexical hits (each the best ``topK``) are pooled; each node's
+retrieval score is its similarity plus its lexical term, ``lexicalWeight`` times its BM25 score over
+the best BM25 score of the search (:func:`lexical_terms`); the pool's best ``topK`` are the hits, the
+nodes the query names exactly first. A lexical hit that is not a vector hit gets its similarity from
+one :meth:`~brain_graph.stores.base.SearchReads.similarity` read. Lexical mode scores by the lexical
+term alone (weight 1), vector mode by similarity alone.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
+from brain_graph.core.bm25 import is_exact_match
+from brain_graph.core.scoring import SCORE_DECIMALS
 from brain_graph.core.wire import NodeMeta, SearchHit
 from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.ranking import own_score, rank_key
 from brain_graph.pipeline.records import link_row, node_meta, seed_scores
-from brain_graph.pipeline.search_plan import expansion_types, profile_queries
-from brain_graph.pipeline.state import BrainSearchState, LinkRow, SeedScores
+from brain_graph.pipeline.search_plan import expansion_types, lexical_queries, profile_queries
+from brain_graph.pipeline.state import BrainSearchState, HitHow, HitSource, LinkRow, ScoreRow, SeedScores
+from brain_graph.stores.base import VectorHit, best_hits
 
 
 class RetrieveUpdate(TypedDict):
@@ -18,37 +31,106 @@ class RetrieveUpdate(TypedDict):
     nodeRecords: dict[str, NodeMeta]
     seedLinks: list[LinkRow] | None
     seedScores: SeedScores | None
+    hitSources: dict[str, HitSource]
+
+
+def lexical_terms(lexical: Sequence[VectorHit], weight: float) -> dict[str, float]:
+    """Each lexical hit's term of the retrieval score: ``weight`` times its BM25 score over the best
+    one, rounded."""
+    best = max((hit.score for hit in lexical), default=0.0)
+    if best <= 0:
+        return {}
+    return {hit.node_id: round(weight * hit.score / best, SCORE_DECIMALS) for hit in lexical}
 
 
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
-    """Write ``hits``: nodes of the tenant (and project) most similar to the query, with type, title and
-    url; ``nodeRecords`` for them; ``seedLinks``, the links ``expand`` starts from; and ``seedScores``,
-    the similarity of the nodes those links reach when the backend read it with them. A vector whose
-    node is gone or not visible is dropped."""
+    """Write ``hits``: the nodes of the tenant (and project) the query retrieves best, with type, title
+    and url; ``nodeRecords`` for them; ``hitSources``, how each hit was found (``exact``, ``vector``,
+    ``lexical``) and its lexical term; ``seedLinks``, the links ``expand`` starts from; and
+    ``seedScores``, the similarity of the nodes those links reach (and of the retrieved nodes that are
+    not hits) when the backend read it. A node gone or not visible is dropped."""
     request = state["request"]
+    options = request["options"]
     scope = deps.scope(request)
-    registry = deps.services.profiles
-    seeds = deps.services.backend.search_reads.seeds(
-        profile_queries(request, state["queryVectors"], deps),
+    services = deps.services
+    registry = services.profiles
+    reads = services.backend.search_reads
+    vector_queries = profile_queries(request, state["queryVectors"], deps)
+    lexical = lexical_queries(request)
+    seeds = reads.seeds(
+        vector_queries,
         scope=scope,
         project_key=request["filter"]["projectKey"],
-        top_k=request["options"]["topK"],
-        link_types=expansion_types(request, deps) if request["options"]["expandDepth"] > 0 else [],
-        max_degree=deps.services.scoring.hub_degree,
+        top_k=options["topK"],
+        link_types=expansion_types(request, deps) if options["expandDepth"] > 0 else [],
+        max_degree=services.scoring.hub_degree,
+        lexical=lexical,
     )
-    records = {hit.node_id: node_meta(seeds.nodes[hit.node_id]) for hit in seeds.hits}
-    hits: list[SearchHit] = [
-        {
-            "nodeId": hit.node_id,
-            "nodeType": records[hit.node_id]["nodeType"],
-            "profileId": hit.profile_id,
-            "profileKind": registry.get(hit.profile_id).profile_kind,
-            "score": hit.score,
-            "title": records[hit.node_id]["title"],
-            "url": records[hit.node_id]["url"],
-        }
-        for hit in seeds.hits
+    weight = 1.0 if options["retrievalMode"] == "lexical" else services.scoring.lexical_weight
+    terms = lexical_terms(seeds.lexical, weight)
+    similar: dict[str, VectorHit] = {hit.node_id: hit for hit in seeds.hits}
+    lexical_only = sorted({hit.node_id for hit in seeds.lexical} - similar.keys())
+    if vector_queries and lexical_only:
+        found = reads.similarity(vector_queries, lexical_only, scope=scope)
+        similar.update({hit.node_id: hit for hit in best_hits(found, len(found))})
+    by_lexical = {hit.node_id: hit for hit in seeds.lexical}
+    pool = list(dict.fromkeys([*(hit.node_id for hit in seeds.hits), *(hit.node_id for hit in seeds.lexical)]))
+    records = {node_id: node_meta(seeds.nodes[node_id]) for node_id in pool}
+    exact = {node_id for node_id in pool if is_exact_match(request["queryText"], node_id, records[node_id]["title"])}
+    own = {node_id: own_score(score_of(similar, node_id), terms.get(node_id, 0.0)) or 0.0 for node_id in pool}
+    chosen = sorted(pool, key=lambda node_id: rank_key(own[node_id], own[node_id], node_id, exact=node_id in exact))
+    chosen = chosen[: options["topK"]]
+    vector_found = {hit.node_id for hit in seeds.hits}
+    hits: list[SearchHit] = []
+    sources: dict[str, HitSource] = {}
+    for node_id in chosen:
+        hit = similar.get(node_id) or by_lexical[node_id]
+        lexical_hit = by_lexical.get(node_id)
+        how: HitHow = "exact" if node_id in exact else "vector" if node_id in vector_found else "lexical"
+        sources[node_id] = {"reachedBy": how, "lexical": terms.get(node_id, 0.0)}
+        hits.append(
+            {
+                "nodeId": node_id,
+                "nodeType": records[node_id]["nodeType"],
+                "profileId": hit.profile_id,
+                "profileKind": registry.get(hit.profile_id).profile_kind,
+                "score": own[node_id],
+                "title": records[node_id]["title"],
+                "url": records[node_id]["url"],
+                "vectorScore": score_of(similar, node_id),
+                "lexicalScore": round(lexical_hit.score, SCORE_DECIMALS) if lexical_hit is not None else None,
+            }
+        )
+    kept = set(chosen)
+    links = None if seeds.links is None else [link_row(link) for link in seeds.links if link.frontier_id in kept]
+    scores = None
+    if seeds.links is not None and seeds.scored is not None:
+        scores = seed_scores(seeds.scored)
+        scores["scores"].extend(left_out_scores(similar, pool, kept, scores["profileIds"]))
+    return {
+        "hits": hits,
+        "nodeRecords": {node_id: records[node_id] for node_id in chosen},
+        "seedLinks": links,
+        "seedScores": scores,
+        "hitSources": sources,
+    }
+
+
+def score_of(similar: Mapping[str, VectorHit], node_id: str) -> float | None:
+    """A node's similarity, None when it has none."""
+    hit = similar.get(node_id)
+    return hit.score if hit is not None else None
+
+
+def left_out_scores(
+    similar: Mapping[str, VectorHit], pool: Sequence[str], kept: set[str], profile_ids: Sequence[str]
+) -> list[ScoreRow]:
+    """The best similarity, in the profiles ``seedScores`` covers, of the retrieved nodes that are
+    not hits: expansion may reach them, and the backend did not score them with the links (they were
+    among the nodes it read as seeds)."""
+    covered = set(profile_ids)
+    return [
+        {"nodeId": node_id, "profileId": hit.profile_id, "score": hit.score}
+        for node_id in pool
+        if node_id not in kept and (hit := similar.get(node_id)) is not None and hit.profile_id in covered
     ]
-    links = None if seeds.links is None else [link_row(link) for link in seeds.links]
-    scores = None if seeds.links is None or seeds.scored is None else seed_scores(seeds.scored)
-    return {"hits": hits, "nodeRecords": records, "seedLinks": links, "seedScores": scores}

@@ -23,7 +23,8 @@ def score_episodes(state: BrainSearchState, deps: StepDeps) -> EpisodesUpdate:
     """Write ``episodes`` and ``episodeLabels`` (cluster id -> title, for the pack).
 
     Episodes are the top ``maxEpisodes`` clusters reachable via IN_CLUSTER from the hits, ordered by
-    score descending then cluster id; members are the hits in the cluster, best first. The
+    score descending then cluster id; members are the hits in the cluster, best first (with
+    ``minScore``, only the hits at or above it: an episode without such a member is not listed). The
     memberships are those ``expand`` read (``clusterMemberships``); a cluster's record is there, or in
     ``nodeRecords`` when the search read it before. Nothing is read here.
     """
@@ -32,6 +33,9 @@ def score_episodes(state: BrainSearchState, deps: StepDeps) -> EpisodesUpdate:
     hits = state["hits"]
     if not options["includeEpisodes"] or options["maxEpisodes"] == 0 or not hits:
         return NO_EPISODES
+    if options["minScore"] is not None:  # members must qualify: ranked, at or above the floor
+        qualifying = {item["nodeId"] for item in state["candidates"]}
+        hits = [hit for hit in hits if hit["nodeId"] in qualifying]
     rank = {hit["nodeId"]: index for index, hit in enumerate(hits)}
     score = {hit["nodeId"]: hit["score"] for hit in hits}
     known = state["nodeRecords"]

@@ -20,6 +20,8 @@ SEED_OPTION_DEFAULTS: dict[str, Any] = {
     "includeEpisodes": True,
     "includeSignals": True,
     "includeClusters": True,
+    "retrievalMode": None,
+    "minScore": None,
 }
 
 

@@ -29,6 +29,8 @@ from brain_graph.core.security import text_problem
 
 JsonValue = Any
 SourceKind = Literal["work", "doc", "code", "other"]
+RetrievalMode = Literal["vector", "lexical", "hybrid"]
+ReachedBy = Literal["exact", "vector", "lexical", "graph"]
 
 MAX_TOP_K = 100
 MAX_MAX_EPISODES = 50
@@ -36,6 +38,7 @@ MAX_MAX_NODES = 1000
 MAX_QUERY_CHARS = 2000
 MAX_TENANT_CHARS = 128
 MAX_PROJECT_CHARS = 128
+MAX_MIN_SCORE = 10.0
 
 
 def identifier_problem(value: str, max_chars: int) -> str | None:
@@ -191,19 +194,47 @@ class BrainSearchOptionsInput(WireModel):
     include_clusters: Annotated[bool, UNDESCRIBED_IN_SDL] = Field(
         default=True, description="Expand IN_CLUSTER edges to cluster nodes."
     )
+    retrieval_mode: Annotated[RetrievalMode | None, UNDESCRIBED_IN_SDL] = Field(
+        default=None,
+        description="How hits are found: vector (similarity), lexical (BM25 over ids, titles and texts) or "
+        "hybrid (both, fused); null: the deployment's default (hybrid where the backend has lexical documents).",
+    )
+    min_score: Annotated[float | None, UNDESCRIBED_IN_SDL] = Field(
+        default=None,
+        ge=0.0,
+        le=MAX_MIN_SCORE,
+        allow_inf_nan=False,
+        description="Candidates whose adjustedScore is below it are not cited, and episodes without a member "
+        "at or above it are not listed; null: no floor.",
+    )
 
 
-@state_form("SearchHit", "A node found by vector similarity (``score`` in 0..1, 6 decimals).")
+@state_form(
+    "SearchHit",
+    """A node found by retrieval: ``score`` is its retrieval score (``vectorScore`` plus its lexical
+    term, 6 decimals), ``vectorScore`` its similarity in 0..1 (None in lexical mode) and
+    ``lexicalScore`` its BM25 score (None when lexical retrieval did not find it).""",
+)
 class BrainSearchHit(WireModel):
-    """A node found by vector similarity."""
+    """A node found by vector similarity or lexical match."""
 
     node_id: NodeId
     node_type: str
     profile_id: str
     profile_kind: str
-    score: float = Field(description="Similarity in 0..1, higher is better, rounded to 6 decimals.")
+    score: float = Field(
+        description="Retrieval score, higher is better: the similarity in 0..1 plus the lexical term "
+        "(scoringBreakdown.lexical of its candidate), rounded to 6 decimals."
+    )
     title: str | None = None
     url: str | None = None
+    vector_score: Annotated[float | None, UNDESCRIBED_IN_SDL] = Field(
+        default=None, description="Similarity to the query in 0..1; null in lexical mode."
+    )
+    lexical_score: Annotated[float | None, UNDESCRIBED_IN_SDL] = Field(
+        default=None,
+        description="BM25 score of the hit's lexical document; null when lexical retrieval did not find it.",
+    )
 
 
 @state_form("GraphNode", "A node of the expanded neighbourhood: its label and metadata properties.")
@@ -275,14 +306,19 @@ class BrainCandidateSupport(WireModel):
 
 @state_form(
     "ScoringBreakdown",
-    """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
-    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most ``ceiling``
-    minus ``vector`` (never below 0) when there is a ceiling.""",
+    """Every term of ``adjustedScore = vector + lexical + graph``: ``lexical`` is ``lexicalWeight``
+    times the node's BM25 score over the best BM25 score of the search (0 unless lexical retrieval
+    found it); ``graph`` is the sum of the ``support`` contributions, each ``linkWeight * (seedScore -
+    marginFloor) * pathWeight``, at most ``ceiling`` minus ``vector + lexical`` (never below 0) when
+    there is a ceiling.""",
 )
 class BrainScoringBreakdown(WireModel):
-    """Every term of adjustedScore = vector + graph."""
+    """Every term of adjustedScore = vector + lexical + graph."""
 
     vector: float
+    lexical: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
+        default=0.0, description="lexicalWeight * BM25 score / the search's best BM25 score; 0 without a lexical hit."
+    )
     graph: float
     margin_floor: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
         description="The weakest hit's score; a seed lends its margin above it."
@@ -292,7 +328,7 @@ class BrainScoringBreakdown(WireModel):
     ceiling: Annotated[float | None, UNDESCRIBED_IN_SDL] = Field(
         description=(
             "The score graph evidence may lift the node to: the best counted seedScore (marginFloor for a "
-            "node without a vector score); null without a seed ceiling or without support."
+            "node without a retrieval score); null without a seed ceiling or without support."
         )
     )
 
@@ -310,12 +346,14 @@ class BrainCandidateVia(WireModel):
 
 @state_form(
     "SearchCandidate",
-    """A ranked candidate of the pack: a vector hit (``reachedBy`` ``vector``, ``hops`` 0) or a node
-    reached by expansion (``graph``, ``via`` says from where). ``vectorScore`` is its similarity to
-    the query in 0..1 (None without a vector in the searched profiles, from ``profileId``).""",
+    """A ranked candidate of the pack: a hit (``hops`` 0; ``reachedBy`` ``exact`` when the query is its
+    id, the key part of its id or its title, else ``vector`` or ``lexical``: how it was found) or a
+    node reached by expansion (``graph``, ``via`` says from where). ``vectorScore`` is its similarity
+    to the query in 0..1 (None without a vector in the searched profiles, from ``profileId``, and in
+    lexical mode).""",
 )
 class BrainSearchCandidate(WireModel):
-    """A ranked candidate: a vector hit or a node reached by expansion, with its scores."""
+    """A ranked candidate: a hit or a node reached by expansion, with its scores."""
 
     node_id: NodeId
     node_type: str
@@ -324,9 +362,9 @@ class BrainSearchCandidate(WireModel):
     profile_id: str | None = None
     vector_score: float | None = Field(description="Similarity to the query in 0..1; null without a vector.")
     adjusted_score: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
-        description="vectorScore plus the graph evidence (scoringBreakdown)."
+        description="vectorScore plus the lexical and graph evidence (scoringBreakdown)."
     )
-    reached_by: Literal["vector", "graph"]
+    reached_by: ReachedBy
     hops: int
     via: BrainCandidateVia | None = None
     scoring_breakdown: BrainScoringBreakdown
@@ -346,7 +384,7 @@ class BrainCitation(WireModel):
     node_type: str
     vector_score: float | None = None
     adjusted_score: float
-    reached_by: Literal["vector", "graph"]
+    reached_by: ReachedBy
     via: BrainCandidateVia | None = None
 
 

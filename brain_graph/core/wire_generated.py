@@ -12,6 +12,8 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 SourceKind = Literal["work", "doc", "code", "other"]
+RetrievalMode = Literal["vector", "lexical", "hybrid"]
+ReachedBy = Literal["exact", "vector", "lexical", "graph"]
 
 
 class SearchFilter(TypedDict):
@@ -33,10 +35,14 @@ class SearchOptions(TypedDict):
     includeEpisodes: bool
     includeSignals: bool
     includeClusters: bool
+    retrievalMode: RetrievalMode | None
+    minScore: float | None
 
 
 class SearchHit(TypedDict):
-    """A node found by vector similarity (``score`` in 0..1, 6 decimals)."""
+    """A node found by retrieval: ``score`` is its retrieval score (``vectorScore`` plus its lexical
+    term, 6 decimals), ``vectorScore`` its similarity in 0..1 (None in lexical mode) and
+    ``lexicalScore`` its BM25 score (None when lexical retrieval did not find it)."""
 
     nodeId: str
     nodeType: str
@@ -45,6 +51,8 @@ class SearchHit(TypedDict):
     score: float
     title: str | None
     url: str | None
+    vectorScore: float | None
+    lexicalScore: float | None
 
 
 class GraphNode(TypedDict):
@@ -101,11 +109,14 @@ class CandidateSupport(TypedDict):
 
 
 class ScoringBreakdown(TypedDict):
-    """Every term of ``adjustedScore = vector + graph``: ``graph`` is the sum of the ``support``
-    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most ``ceiling``
-    minus ``vector`` (never below 0) when there is a ceiling."""
+    """Every term of ``adjustedScore = vector + lexical + graph``: ``lexical`` is ``lexicalWeight``
+    times the node's BM25 score over the best BM25 score of the search (0 unless lexical retrieval
+    found it); ``graph`` is the sum of the ``support`` contributions, each ``linkWeight * (seedScore -
+    marginFloor) * pathWeight``, at most ``ceiling`` minus ``vector + lexical`` (never below 0) when
+    there is a ceiling."""
 
     vector: float
+    lexical: float
     graph: float
     marginFloor: float
     linkWeight: float
@@ -124,9 +135,11 @@ class CandidateVia(TypedDict):
 
 
 class SearchCandidate(TypedDict):
-    """A ranked candidate of the pack: a vector hit (``reachedBy`` ``vector``, ``hops`` 0) or a node
-    reached by expansion (``graph``, ``via`` says from where). ``vectorScore`` is its similarity to
-    the query in 0..1 (None without a vector in the searched profiles, from ``profileId``)."""
+    """A ranked candidate of the pack: a hit (``hops`` 0; ``reachedBy`` ``exact`` when the query is its
+    id, the key part of its id or its title, else ``vector`` or ``lexical``: how it was found) or a
+    node reached by expansion (``graph``, ``via`` says from where). ``vectorScore`` is its similarity
+    to the query in 0..1 (None without a vector in the searched profiles, from ``profileId``, and in
+    lexical mode)."""
 
     nodeId: str
     nodeType: str
@@ -135,7 +148,7 @@ class SearchCandidate(TypedDict):
     profileId: str | None
     vectorScore: float | None
     adjustedScore: float
-    reachedBy: Literal["vector", "graph"]
+    reachedBy: ReachedBy
     hops: int
     via: CandidateVia | None
     scoringBreakdown: ScoringBreakdown
@@ -151,7 +164,7 @@ class Citation(TypedDict):
     nodeType: str
     vectorScore: float | None
     adjustedScore: float
-    reachedBy: Literal["vector", "graph"]
+    reachedBy: ReachedBy
     via: CandidateVia | None
 
 

@@ -46,11 +46,12 @@ def vector_changes(
                 report.deleted += 1
             continue
         text_hash = content_hash(identity, text)
-        if not full and is_current(state, node, text_hash):
+        lexical = bool(lexical_document(node.node_id, text))  # none: a text and id without letters or digits
+        if not full and is_current(state, node, text_hash, lexical=lexical):
             report.unchanged += 1
             continue
         work.append((node, text, text_hash, cut))
-        if state is not None and not is_current(state, node, text_hash):
+        if state is not None and not is_current(state, node, text_hash, lexical=lexical):
             deletes.append(VectorKey(node.tenant_id, profile.profile_id, node.node_id))  # stale: gone if not replaced
             if not state.searchable:
                 rewritten.add(node.node_id)

@@ -27,13 +27,13 @@ def content_hash(identity: ProfileIndexInfo, text: str) -> str:
     return digest.hexdigest()[:HASH_CHARS]
 
 
-def is_current(state: VectorState | None, node: NodeRecord, text_hash: str) -> bool:
+def is_current(state: VectorState | None, node: NodeRecord, text_hash: str, *, lexical: bool = True) -> bool:
     """Whether a stored vector needs no new embedding for ``node`` (same hash, same filter metadata,
-    a lexical document, searchable)."""
+    a lexical document when ``lexical`` says it has a non-empty one, searchable)."""
     return (
         state is not None
         and state.searchable
-        and state.lexical
+        and (state.lexical or not lexical)
         and state.content_hash == text_hash
         and state.project_key == node.project_key
         and state.secured == node.secured

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings
 
+from brain_graph.core.contracts import RetrievalMode
 from brain_graph.core.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
 from brain_graph.core.environment import ENV_CONFIG, read_settings
 from brain_graph.core.errors import ConfigurationError
@@ -45,6 +46,10 @@ class Settings(BaseSettings):
     link_weight: Annotated[float, SETTING_BOUNDS["link_weight"].constraint] = Field(
         default=DEFAULT_SCORING.link_weight, validation_alias="BRAIN_GRAPH_LINK_WEIGHT"
     )
+    lexical_weight: Annotated[float, SETTING_BOUNDS["lexical_weight"].constraint] = Field(
+        default=DEFAULT_SCORING.lexical_weight, validation_alias="BRAIN_GRAPH_LEXICAL_WEIGHT"
+    )
+    retrieval_mode: RetrievalMode | None = Field(default=None, validation_alias="BRAIN_GRAPH_RETRIEVAL_MODE")
     hop_decay: Annotated[float, SETTING_BOUNDS["hop_decay"].constraint] = Field(
         default=DEFAULT_SCORING.hop_decay, validation_alias="BRAIN_GRAPH_HOP_DECAY"
     )
@@ -212,6 +217,7 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
         scoring=GraphScoring(
             graph_boosts=settings.graph_boosts,
             link_weight=settings.link_weight,
+            lexical_weight=settings.lexical_weight,
             hop_decay=settings.hop_decay,
             hub_degree=settings.hub_degree,
             neighbors_per_node=settings.neighbors_per_node,
@@ -222,6 +228,7 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
             seed_ceiling=settings.seed_ceiling,
         ),
         service_principal=settings.service_principal,
+        retrieval_mode=settings.retrieval_mode,
     )
 
 

@@ -1,15 +1,17 @@
 """Graph-aware ranking: one deterministic, explainable score for every candidate of a search.
 
-The candidates are the vector hits (the *seeds*) plus the nodes expansion reached from them. Each
-candidate ``c`` is scored
+The candidates are the hits (the *seeds*, found by vector similarity, lexical match or both) plus
+the nodes expansion reached from them. Each candidate ``c`` is scored
 
-    adjustedScore(c) = vectorScore(c) + graph(c)
+    adjustedScore(c) = own(c) + graph(c),   own(c) = vectorScore(c) + lexical(c)
     graph(c) = min(linkWeight * sum over seeds s reaching c of margin(s) * pathWeight(s, c),
-                   ceiling(c) - vectorScore(c))   (never below 0)
+                   ceiling(c) - own(c))   (never below 0)
 
-- ``vectorScore(c)``: the similarity of ``c`` to the query in 0..1 (the hits' own score; for expanded
-  nodes computed the same way, 0 when ``c`` has no vector in the searched profiles);
-- ``margin(s) = score(s) - floor``, where ``floor`` is the weakest hit's score: how much better than the
+- ``vectorScore(c)``: the similarity of ``c`` to the query in 0..1 (for expanded nodes computed the
+  same way; 0 when ``c`` has no vector in the searched profiles, and in lexical mode);
+- ``lexical(c)``: ``lexicalWeight`` (1 in lexical mode) times ``c``'s BM25 score over the best BM25
+  score of the search, for the lexical hits; 0 for every other node;
+- ``margin(s) = own(s) - floor``, where ``floor`` is the weakest hit's own score: how much better than the
   weakest hit a seed matched. A seed lends a share of its own evidence, in the units of the scores, so
   the boost scales with the model's score spread and a seed at the bottom of the hit list lends nothing;
 - ``pathWeight(s, c)``: the product, along the best path from ``s`` to ``c`` (at most ``expandDepth``
@@ -25,8 +27,11 @@ candidate ``c`` is scored
   supported by it too (a seed never supports itself);
 - ``ceiling(c)`` (``seedCeiling`` on): the score of the strongest seed among the counted ones. Graph
   evidence can lift a node up to the seed that vouches for it, never above it, and a weaker seed cannot
-  lift a stronger hit at all. A node without a vector score (nothing says it matches the query itself)
+  lift a stronger hit at all. A node without an own score (nothing says it matches the query itself)
   has the floor as its ceiling: it never passes a hit. Off: no ceiling.
+
+Candidates are ordered by adjusted score, own score (none last), then node id; hits the query names
+exactly (:func:`brain_graph.core.bm25.is_exact_match`) come before all others.
 
 Hubs, the nodes with more than ``hubDegree`` visible neighbours over the allowlisted edges, are never
 expanded through and lend no support. Everything is float64 arithmetic in a fixed order, rounded to
@@ -83,12 +88,13 @@ def _number(value: int | float) -> str:
 
 
 WEIGHT = Bound(0.0, 1.0)  # hop_decay and each edge weight
-LINK_WEIGHT = Bound(0.0, 10.0)  # link_weight: a seed lends at most 10 times its margin
+LINK_WEIGHT = Bound(0.0, 10.0)  # link_weight: a seed lends at most 10 times its margin; lexical_weight
 DAMPING = Bound(0.0, 4.0)  # clique_damping: the exponent of (1 + shared)
 COUNT = Bound(0, MAX_COUNT_SETTING, integer=True)
 SETTING_BOUNDS: Mapping[str, Bound] = MappingProxyType(
     {
         "link_weight": LINK_WEIGHT,
+        "lexical_weight": LINK_WEIGHT,
         "hop_decay": WEIGHT,
         "hub_degree": COUNT,
         "neighbors_per_node": COUNT,
@@ -109,12 +115,14 @@ class GraphScoring:
     by score; ``max_seeds`` how many seeds' contributions count for one node. ``fanout_split`` divides
     each step of a path by the fanout of the node it leaves, ``clique_damping`` by ``(1 + shared) **
     clique_damping`` (``shared``: the other hits linked to both ends; 0 turns it off); ``seed_ceiling``
-    keeps a node's score at or below its strongest counted seed's. Each numeric setting lies in its
+    keeps a node's score at or below its strongest counted seed's. ``lexical_weight`` scales the
+    lexical term of hybrid retrieval (the best lexical hit adds that much). Each numeric setting lies in its
     :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s. How the defaults were chosen:
     ``docs/ranking.md``."""
 
     graph_boosts: bool = True
     link_weight: float = 2.0
+    lexical_weight: float = 0.3
     hop_decay: float = 0.5
     hub_degree: int = 50
     neighbors_per_node: int = 10
@@ -260,27 +268,26 @@ class SupportTable:
         new rows on every call (computed once per node and hop)."""
         return [row.wire() for row in self._scored(node_id)[0]]
 
-    def graph(self, node_id: str, vector_score: float | None) -> float:
+    def graph(self, node_id: str, own: float | None) -> float:
         """The graph term of the node's score: the sum of its support contributions, at most its
-        :meth:`ceiling` minus its vector score (never below 0), rounded."""
+        :meth:`ceiling` minus its own score (:func:`own_score`; never below 0), rounded."""
         total = self._scored(node_id)[1]
         if not total:
             return total
-        ceiling = self.ceiling(node_id, vector_score)
+        ceiling = self.ceiling(node_id, own)
         if ceiling is None:
             return total
-        vector = vector_score if vector_score is not None else 0.0
-        return round(min(total, max(0.0, ceiling - vector)), SCORE_DECIMALS)
+        return round(min(total, max(0.0, ceiling - (own or 0.0))), SCORE_DECIMALS)
 
-    def ceiling(self, node_id: str, vector_score: float | None) -> float | None:
+    def ceiling(self, node_id: str, own: float | None) -> float | None:
         """The score graph evidence may lift the node to (``seed_ceiling``): the best seed score among
-        its counted support rows, and the floor for a node without a vector score (nothing says it
+        its counted support rows, and the floor for a node without an own score (nothing says it
         matches the query itself, so it never passes a hit); None when there is no ceiling (off, no
         boosts or no support)."""
         if not (self.scoring.seed_ceiling and self.scoring.graph_boosts):
             return None
         best = self._scored(node_id)[2]
-        if best is None or vector_score is not None:
+        if best is None or own is not None:
             return best
         return min(best, self._floor)
 
@@ -326,21 +333,23 @@ class SupportTable:
             rows[counted:] = [row._replace(contribution=0.0) for row in rows[counted:]]
         return rows
 
-    def adjusted(self, node_id: str, vector_score: float | None) -> float:
+    def adjusted(self, node_id: str, vector_score: float | None, lexical: float = 0.0) -> float:
         """The node's adjusted score, as :func:`adjusted_score` of its :meth:`breakdown`."""
-        vector = vector_score if vector_score is not None else 0.0
-        return round(vector + self.graph(node_id, vector_score), SCORE_DECIMALS)
+        own = own_score(vector_score, lexical)
+        return round((own or 0.0) + self.graph(node_id, own), SCORE_DECIMALS)
 
-    def breakdown(self, node_id: str, vector_score: float | None) -> ScoringBreakdown:
+    def breakdown(self, node_id: str, vector_score: float | None, lexical: float = 0.0) -> ScoringBreakdown:
         """Every term of the node's score."""
         vector = vector_score if vector_score is not None else 0.0
+        own = own_score(vector_score, lexical)
         return {
             "vector": vector,
-            "graph": self.graph(node_id, vector_score),
+            "lexical": lexical,
+            "graph": self.graph(node_id, own),
             "marginFloor": self.floor(),
             "linkWeight": self.scoring.link_weight if self.scoring.graph_boosts else 0.0,
             "support": self.support(node_id),
-            "ceiling": self.ceiling(node_id, vector_score),
+            "ceiling": self.ceiling(node_id, own),
         }
 
 
@@ -352,9 +361,18 @@ def fanouts(links: Iterable[Link]) -> dict[str, int]:
     return {frontier_id: len(found) for frontier_id, found in reached.items()}
 
 
+def own_score(vector_score: float | None, lexical: float) -> float | None:
+    """A node's own evidence, ``vector + lexical`` rounded: None when it has neither a vector score
+    nor a lexical term."""
+    if vector_score is None and not lexical:
+        return None
+    return round((vector_score or 0.0) + lexical, SCORE_DECIMALS)
+
+
 def adjusted_score(breakdown: ScoringBreakdown) -> float:
-    """``vector + graph``, rounded."""
-    return round(breakdown["vector"] + breakdown["graph"], SCORE_DECIMALS)
+    """``vector + lexical + graph``, rounded (``vector + lexical`` rounded first, as :func:`own_score`)."""
+    own = round(breakdown["vector"] + breakdown["lexical"], SCORE_DECIMALS)
+    return round(own + breakdown["graph"], SCORE_DECIMALS)
 
 
 def best_via(support: list[CandidateSupport]) -> CandidateVia | None:
@@ -371,9 +389,12 @@ def best_via(support: list[CandidateSupport]) -> CandidateVia | None:
     }
 
 
-def rank_key(adjusted: float, vector_score: float | None, node_id: str) -> tuple[float, float, str]:
-    """The total order of candidates: adjusted score, then vector score (none last), then node id."""
-    return (-adjusted, -(vector_score if vector_score is not None else -1.0), node_id)
+def rank_key(
+    adjusted: float, own: float | None, node_id: str, *, exact: bool = False
+) -> tuple[bool, float, float, str]:
+    """The total order of candidates: exact matches first, then adjusted score, then own score
+    (none last), then node id."""
+    return (not exact, -adjusted, -(own if own is not None else -1.0), node_id)
 
 
 def pack_size(top_k: int, max_citations: int) -> int:

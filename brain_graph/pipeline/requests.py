@@ -138,6 +138,14 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRe
         )
     profiles = services.profiles.select(request.filter.profile_kind_in)  # rejects unknown kinds
     wire = request.to_wire()
+    mode = request.options.retrieval_mode or services.default_mode()
+    if mode != "vector" and not services.lexical:
+        raise InvalidRequestError(
+            "options.retrievalMode",
+            f"{mode} retrieval needs lexical documents, which the {getattr(services.backend, 'name', 'configured')} "
+            "backend does not hold; use vector",
+        )
+    wire["options"]["retrievalMode"] = mode
     return SearchRequest(
         queryText=wire["queryText"],
         filter=wire["filter"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from brain_graph.core.contracts import RetrievalMode
 from brain_graph.core.edges import EdgeRegistry
 from brain_graph.core.errors import ConfigurationError
 from brain_graph.embedding.profiles import ProfileRegistry, default_profiles
@@ -70,6 +71,7 @@ class SearchServices:
 
     ``service_principal`` enables the service-principal mode: a secured search without a principal
     sees every item of its tenant instead of failing closed. Off unless configured.
+    ``retrieval_mode`` is the mode of a request that names none (:meth:`default_mode`).
     """
 
     backend: StorageBackend
@@ -78,3 +80,16 @@ class SearchServices:
     limits: SearchLimits = field(default_factory=SearchLimits)
     scoring: GraphScoring = field(default_factory=GraphScoring)
     service_principal: bool = False
+    retrieval_mode: RetrievalMode | None = None
+
+    @property
+    def lexical(self) -> bool:
+        """Whether the backend holds lexical documents (a backend that does not say has none)."""
+        return bool(getattr(self.backend, "supports_lexical", False))
+
+    def default_mode(self) -> RetrievalMode:
+        """The mode of a request that names none: ``retrieval_mode`` when set, else hybrid where the
+        backend holds lexical documents and vector elsewhere."""
+        if self.retrieval_mode is not None:
+            return self.retrieval_mode
+        return "hybrid" if self.lexical else "vector"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -59,6 +59,17 @@ class ScoreRow(TypedDict):
     score: float
 
 
+HitHow = Literal["exact", "vector", "lexical"]
+
+
+class HitSource(TypedDict):
+    """How a hit was found (``exact``: the query names it; else ``vector`` or ``lexical``) and the
+    lexical term of its retrieval score (0 when lexical retrieval did not find it)."""
+
+    reachedBy: HitHow
+    lexical: float
+
+
 class SeedScores(TypedDict):
     """:class:`~brain_graph.stores.base.ScoredNeighbors` in the state: the vector scores, in
     ``profileIds``, of the nodes ``seedLinks`` reach (other than the hits)."""
@@ -89,7 +100,8 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
     """Input, output and the intermediate keys, each written by one node and never reshaped.
 
     ``embed`` writes ``request`` (the validated request, defaults applied) and ``queryVectors`` (embedder id
-    -> vector); ``retrieve`` writes ``hits``, ``nodeRecords`` (metadata of the nodes read so far, by id),
+    -> vector); ``retrieve`` writes ``hits``, ``hitSources`` (how each was found, its lexical term),
+    ``nodeRecords`` (metadata of the nodes read so far, by id),
     ``seedLinks`` (the first hop's links of the hits, read with them; None without expansion) and
     ``seedScores`` (the similarity of the nodes those links reach in some profiles, when the backend read it
     with them, else None); ``expand`` ``graphNodes``, ``graphEdges``, more ``nodeRecords``, ``candidates``
@@ -104,6 +116,7 @@ class BrainSearchState(BrainSearchInput, BrainSearchOutput, total=False):
 
     request: SearchRequest
     queryVectors: dict[str, list[float]]
+    hitSources: dict[str, HitSource]
     nodeRecords: dict[str, NodeMeta]
     seedLinks: list[LinkRow] | None
     seedScores: SeedScores | None

@@ -90,7 +90,8 @@ def test_retrieve_orders_by_score_then_node_id_and_filters(small_services: Searc
     hits = retrieve(state, deps(small_services))["hits"]
     assert [(-h["score"], h["nodeId"]) for h in hits] == sorted((-h["score"], h["nodeId"]) for h in hits)
     assert {h["nodeId"] for h in hits} == {"w1", "w2", "w3", "d1"}  # public work + doc in t1
-    assert all(0.0 <= h["score"] <= 1.0 for h in hits)
+    assert all(h["vectorScore"] is not None and 0.0 <= h["vectorScore"] <= 1.0 for h in hits)
+    assert all(h["score"] >= h["vectorScore"] for h in hits)  # plus the lexical term (hybrid by default)
     assert hits[0]["title"]
     assert hits[0]["url"]
     scoped = request("token refresh") | {"filter": {"tenantId": "t1", "secured": False, "projectKey": "Q"}}
@@ -119,6 +120,8 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
             score=round(0.9 - n / 100, 6),
             title=records[i]["title"],
             url=records[i]["url"],
+            vectorScore=round(0.9 - n / 100, 6),
+            lexicalScore=None,
         )
         for n, i in enumerate(ids)
     ]
@@ -130,6 +133,7 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
         **raw,
         **embedded,
         "hits": hits,
+        "hitSources": {i: {"reachedBy": "vector", "lexical": 0.0} for i in ids},
         "nodeRecords": {i: records[i] for i in ids},
         "seedLinks": [link_row(link) for link in links] if types else None,
         "seedScores": None,
@@ -231,7 +235,7 @@ def test_passages_are_bounded(small_services: SearchServices) -> None:
 
 
 def test_build_pack_cites_the_best_top_k_candidates_in_rank_order(small_services: SearchServices) -> None:
-    state = run_until("assemble_passages", small_services, request("token refresh", topK=3))
+    state = run_until("assemble_passages", small_services, request("token refresh", topK=3, retrievalMode="vector"))
     state.update(assemble_passages(state, deps(small_services)))  # type: ignore[typeddict-item]
     pack = build_pack(state, deps(small_services))["promptPack"]
     ranked = [c["nodeId"] for c in state["candidates"]]

@@ -179,7 +179,9 @@ def _maximal_candidate(node_id: str, url: str, rank: int) -> SearchCandidate:
         direction="in" if rank % 2 else "out",
         hops=10**12,
     )
-    breakdown = ScoringBreakdown(vector=-1e300, graph=-1e300, marginFloor=-1e300, linkWeight=1.0, support=[])
+    breakdown = ScoringBreakdown(
+        vector=-1e300, lexical=-1e300, graph=-1e300, marginFloor=-1e300, linkWeight=1.0, support=[], ceiling=None
+    )
     return SearchCandidate(
         nodeId=node_id,
         nodeType="_" * 1_000,
@@ -420,7 +422,8 @@ def test_a_source_reached_by_the_graph_is_cited_with_its_path_and_facts(tmp_path
     result = _search(services, request("token refresh race", topK=3))
     by_id = {c.node_id: c for c in result.candidates}
     assert (by_id["x1"].reached_by, by_id["x1"].hops) == ("graph", 1)
-    assert by_id["w1"].reached_by == by_id["w2"].reached_by == "vector"
+    assert by_id["w1"].reached_by == "exact"  # the query is its title
+    assert by_id["w2"].reached_by == "vector"
     _assert_pack_cites_the_best_candidates(result, 3, LIMITS)
     markdown = result.prompt_pack.context_markdown
     cited = {c.source_node_id: n for n, c in enumerate(result.prompt_pack.citations, 1)}

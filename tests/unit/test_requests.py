@@ -108,7 +108,7 @@ def test_accepted_request_is_normalised_once_into_the_state(small_graph: BrainSe
     assert state["request"] == {
         "queryText": "token",
         "filter": {"tenantId": "t1", "projectKey": None, "profileKindIn": None, "secured": False},
-        "options": SEED_OPTION_DEFAULTS | {"topK": 3},
+        "options": SEED_OPTION_DEFAULTS | {"topK": 3, "retrievalMode": "hybrid"},  # the embedded store's default
         "profileIds": ["cdm.doc.body", "cdm.work.summary"],
     }
     assert state["filter"] == {"tenantId": "t1", "secured": False}  # the input as sent, never reshaped
