@@ -3,11 +3,14 @@
     benchmarks/quality/setup.sh                         # once: the model venv .venv-quality
     .venv-quality/bin/python -m benchmarks.quality.run  # writes results/hotpotqa.json and hotpotqa.md
     .venv-quality/bin/python -m benchmarks.quality.run --dataset musique  # results/musique.json and .md
+    .venv-quality/bin/python -m benchmarks.quality.run --embedder lexical  # results/hotpotqa-lexical.json and .md
 
 The dataset of :mod:`benchmarks.quality.hotpotqa` (or, held out, :mod:`benchmarks.quality.musique`) is
-embedded with all-MiniLM-L6-v2 and loaded with ``load_dataset`` into an embedded store in a temporary
-directory. For every question and budget N in :data:`BUDGETS`, methods rank documents and recall@N is
-the fraction of the question's supporting paragraphs among their first N, averaged over questions:
+embedded with all-MiniLM-L6-v2 (``--embedder lexical``: brain-graph's bundled ``LexicalHashEmbeddings``,
+the embedder of ``default_profiles()``) and loaded with ``load_dataset`` into an embedded store in a
+temporary directory (which also keeps the lexical documents that hybrid and lexical retrieval search).
+For every question and budget N in :data:`BUDGETS`, methods rank documents and recall@N is the fraction
+of the question's supporting paragraphs among their first N, averaged over questions:
 
 - ``vector``: top N by cosine, with numpy over the vectors brain-graph indexed (its score and tie order);
 - ``peer``: N/2 vector seeds plus their one-hop REFERENCES neighbours (either direction), ranked by
@@ -15,9 +18,10 @@ the fraction of the question's supporting paragraphs among their first N, averag
   ``peer-filled``: the same, filled up to N with the next vector hits when the pool is smaller (the
   naive recipe as issue 35 measured it);
 - ``bm25``: Okapi BM25 (k1 1.2, b 0.75) over each paragraph's title and text, top N;
-- ``brain-graph``: the compiled graph at each depth of :data:`DEPTHS` with ``topK`` N, and at the default
-  options (``topK`` 20, ``expandDepth`` 1: the first N citations of one pack), with graph boosts on and
-  off, through :data:`PACK_METHOD`.
+- ``brain-graph``: the compiled graph at each depth of :data:`DEPTHS` with ``topK`` N (``retrievalMode``
+  vector), and at the default options (``topK`` 20, ``expandDepth`` 1: the first N citations of one pack):
+  unchanged (the deployment's default mode), in each mode of :data:`MODES`, and in vector mode with graph
+  boosts off, through :data:`PACK_METHOD`.
 
 Every method is also compared with vector-only per question: gold paragraphs lost (in vector top N, not in
 the method's first N) and gained, and the questions that lose more than they gain.
@@ -40,6 +44,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
@@ -57,6 +62,8 @@ from brain_graph import (
     EmbeddedStore,
     EmbeddingProfile,
     GraphScoring,
+    LexicalHashEmbeddings,
+    ProfileRegistry,
     SearchServices,
     default_profiles,
     load_dataset,
@@ -68,6 +75,8 @@ from brain_graph.pipeline.binding import Step
 
 BUDGETS = (5, 10, 20)
 DEPTHS = (0, 1, 2)
+MODES = ("vector", "lexical", "hybrid")  # options.retrievalMode
+EMBEDDERS = ("minilm", "lexical")  # --embedder: all-MiniLM-L6-v2, or brain-graph's bundled LexicalHashEmbeddings
 SAMPLES = {sample.name: sample for sample in (hotpotqa.SAMPLE, musique.SAMPLE)}
 RESULTS_DIR = HERE / "results"
 # The reference recall@10 figures the harness is compared with (benchmarks/quality/README.md).
@@ -196,6 +205,43 @@ def recall(docs: Iterable[str], question: Question) -> float:
     return len(set(docs) & set(question.supporting)) / len(question.supporting)
 
 
+@dataclass(frozen=True)
+class Model:
+    """An embedder, the default profiles that use it, the doc profile and what the results record of it."""
+
+    embedder: Embeddings
+    registry: ProfileRegistry
+    profile: EmbeddingProfile
+    info: dict[str, Any]
+
+
+def load_model(name: str = "minilm", cache: bool = True) -> Model:
+    """The embedder ``name`` of :data:`EMBEDDERS` in ``default_profiles``. MiniLM's vectors are kept
+    under ``.cache/`` when ``cache`` (embedding the corpus takes minutes on a busy 2-vCPU machine); the
+    lexical embedder is fast and deterministic and needs no cache."""
+    embedder: Embeddings
+    if name == "minilm":
+        embedder = MiniLMEmbeddings(cache_file=cache_file(CACHE_DIR) if cache else None)
+        model_name, model_versions = MiniLMEmbeddings.name, versions()
+    elif name == "lexical":
+        lexical = LexicalHashEmbeddings()
+        embedder, model_name = lexical, f"brain-graph LexicalHashEmbeddings ({lexical.name})"
+        model_versions = {"brain-graph": metadata.version("brain-graph")}
+    else:
+        raise ValueError(f"unknown embedder {name!r}; one of {EMBEDDERS}")
+    registry = default_profiles({"default": embedder})
+    profile = next(p for p in registry.profiles if DOC in p.node_types)
+    if name == "minilm" and profile.dimension != DIMENSION:
+        raise SystemExit(f"doc profile has dimension {profile.dimension}, expected {DIMENSION}")
+    info = {"name": model_name, "dimension": profile.dimension, "maxChars": profile.max_chars}
+    return Model(embedder, registry, profile, {**info, "versions": model_versions})
+
+
+def result_name(sample: Sample, embedder_name: str) -> str:
+    """The results' file stem: the sample's name, ``-lexical`` added for the lexical embedder."""
+    return sample.name if embedder_name == "minilm" else f"{sample.name}-{embedder_name}"
+
+
 def vector_space(dataset: Dataset, embedder: Embeddings, profile: EmbeddingProfile) -> VectorSpace:
     """The doc vectors (the texts ``load_dataset`` embedded, so the same floats with a memoising embedder)
     and the REFERENCES neighbourhoods."""
@@ -295,7 +341,7 @@ def dataset_facts(
     }
 
 
-def markdown(results: Mapping[str, Any], sample: Sample = hotpotqa.SAMPLE) -> str:
+def markdown(results: Mapping[str, Any], sample: Sample = hotpotqa.SAMPLE, embedder_name: str = "minilm") -> str:
     """The results as a short markdown report."""
     facts, hop, model = results["dataset"], results["oneHop"], results["model"]
     counts = facts["counts"]
@@ -304,7 +350,7 @@ def markdown(results: Mapping[str, Any], sample: Sample = hotpotqa.SAMPLE) -> st
     lines = [
         f"# Retrieval quality: {sample.title}",
         "",
-        f"Generated by `.venv-quality/bin/python -m benchmarks.quality.run{_dataset_option(sample)}` "
+        f"Generated by `.venv-quality/bin/python -m benchmarks.quality.run{_options(sample, embedder_name)}` "
         "(venv: `benchmarks/quality/setup.sh`).",
         "",
         f"{facts['questions']} questions ({', '.join(f'{v} {k}' for k, v in facts['questionTypes'].items())}), "
@@ -366,21 +412,22 @@ def markdown(results: Mapping[str, Any], sample: Sample = hotpotqa.SAMPLE) -> st
     return "\n".join(lines) + "\n"
 
 
-def _dataset_option(sample: Sample) -> str:
-    return "" if sample.name == hotpotqa.SAMPLE.name else f" --dataset {sample.name}"
+def _options(sample: Sample, embedder_name: str) -> str:
+    dataset = "" if sample.name == hotpotqa.SAMPLE.name else f" --dataset {sample.name}"
+    return dataset + ("" if embedder_name == "minilm" else f" --embedder {embedder_name}")
 
 
 def evaluate(
-    pack_method: PackMethod = PACK_METHOD, cache: bool = True, sample: Sample = hotpotqa.SAMPLE
+    pack_method: PackMethod = PACK_METHOD,
+    cache: bool = True,
+    sample: Sample = hotpotqa.SAMPLE,
+    embedder_name: str = "minilm",
 ) -> dict[str, Any]:
-    """Build, embed, load and measure ``sample``; returns the results object. ``cache`` keeps the vectors
-    under ``.cache/`` (embedding the corpus takes minutes on a busy 2-vCPU machine)."""
+    """Build, embed, load and measure ``sample`` with the embedder ``embedder_name`` (:func:`load_model`);
+    returns the results object. ``cache`` keeps MiniLM's vectors under ``.cache/``."""
     started = time.perf_counter()
-    embedder = MiniLMEmbeddings(cache_file=cache_file(CACHE_DIR) if cache else None)
-    registry = default_profiles({"default": embedder})
-    profile = next(p for p in registry.profiles if DOC in p.node_types)
-    if profile.dimension != DIMENSION:
-        raise SystemExit(f"doc profile has dimension {profile.dimension}, expected {DIMENSION}")
+    model = load_model(embedder_name, cache)
+    embedder, registry, profile = model.embedder, model.registry, model.profile
     corpus = sample.load_corpus()
     raw = sample.build_dataset(corpus)
     dataset = Dataset.model_validate(raw)
@@ -431,10 +478,10 @@ def evaluate(
             runs = {}
             for n in BUDGETS:
                 timer.reset()
-                options = {"topK": n, "expandDepth": depth}
+                options = {"topK": n, "expandDepth": depth, "retrievalMode": "vector"}
                 runs[n] = [timer.timed(pack_method, graph, q.text, filter_, options) for q in questions]
                 latency[f"topK {n}, depth {depth}"] = timer.summary()
-            label = f"brain-graph pack, topK N, expandDepth {depth}"
+            label = f"brain-graph pack, topK N, expandDepth {depth} (vector mode)"
             row = summarise(f"brain-graph-d{depth}", label, runs, questions)
             row["againstVector"] = against_vector(runs, vector, questions)
             methods.append(row)
@@ -444,18 +491,29 @@ def evaluate(
         pure_vector = timer.graph(
             SearchServices(backend=store, profiles=registry, scoring=GraphScoring(graph_boosts=False))
         )
-        for name, label, compiled in (
-            ("brain-graph-default", "brain-graph pack, default options (topK 20, expandDepth 1)", graph),
-            ("brain-graph-default-no-boosts", "the same with graph boosts off (pure vector ranking)", pure_vector),
-        ):
+        default = f"brain-graph pack, default options (topK 20, expandDepth 1; {services.default_mode()} mode)"
+        defaults: list[tuple[str, str, BrainSearchGraph, dict[str, Any]]] = [
+            ("brain-graph-default", default, graph, {}),
+            *(
+                (f"brain-graph-default-{mode}", f"the same, retrievalMode {mode}", graph, {"retrievalMode": mode})
+                for mode in MODES
+            ),
+            (
+                "brain-graph-default-no-boosts",
+                "the same in vector mode with graph boosts off (pure vector ranking)",
+                pure_vector,
+                {"retrievalMode": "vector"},
+            ),
+        ]
+        for name, label, compiled, options in defaults:
             timer.reset()
-            packs = [timer.timed(pack_method, compiled, q.text, filter_, {}) for q in questions]  # one pack each
+            packs = [timer.timed(pack_method, compiled, q.text, filter_, options) for q in questions]  # one each
             latency[name] = timer.summary()
             runs = dict.fromkeys(BUDGETS, packs)
             row = summarise(name, label, runs, questions)
             row["againstVector"] = against_vector(runs, vector, questions)
             methods.append(row)
-        searches = (len(DEPTHS) * len(BUDGETS) + 2) * len(questions)
+        searches = (len(DEPTHS) * len(BUDGETS) + len(defaults)) * len(questions)
         _log(f"{searches} brain-graph searches: {_since(started)}")
         _log("latency, ms (p50 / p95 over the questions): search | expand")
         for setting, figures in latency.items():
@@ -466,12 +524,7 @@ def evaluate(
 
     results = {
         "dataset": dataset_facts(sample, raw, questions, space),
-        "model": {
-            "name": embedder.name,
-            "dimension": profile.dimension,
-            "maxChars": profile.max_chars,
-            "versions": versions(),
-        },
+        "model": model.info,
         "budgets": list(BUDGETS),
         "depths": list(DEPTHS),
         "searchFilter": filter_,
@@ -479,7 +532,7 @@ def evaluate(
         "packEqualsVector": same,
         "oneHop": one_hop(space, rankings, questions),
     }
-    if sample.name in ISSUE_FIGURES:
+    if embedder_name == "minilm" and sample.name in ISSUE_FIGURES:
         results["issueFigures"] = ISSUE_FIGURES[sample.name]
     results["supportingVectorRanks"] = {
         q.question_id: [ranking.index(doc) + 1 for doc in q.supporting]
@@ -547,17 +600,20 @@ def _since(started: float) -> str:
 
 
 def main() -> None:
-    """Run the harness and write ``results/<dataset>.json`` and ``results/<dataset>.md``."""
+    """Run the harness and write ``results/<dataset>.json`` and ``.md`` (``<dataset>-lexical`` with the
+    lexical embedder)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=sorted(SAMPLES), default=hotpotqa.SAMPLE.name, help="default hotpotqa")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm", help="default minilm")
     parser.add_argument("--no-cache", action="store_true", help="embed everything afresh, keep nothing on disk")
     args = parser.parse_args()
     sample = SAMPLES[args.dataset]
-    results = evaluate(cache=not args.no_cache, sample=sample)
+    results = evaluate(cache=not args.no_cache, sample=sample, embedder_name=args.embedder)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / f"{sample.name}.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    report = markdown(results, sample)
-    (RESULTS_DIR / f"{sample.name}.md").write_text(report, encoding="utf-8")
+    stem = result_name(sample, args.embedder)
+    (RESULTS_DIR / f"{stem}.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    report = markdown(results, sample, args.embedder)
+    (RESULTS_DIR / f"{stem}.md").write_text(report, encoding="utf-8")
     print(report)
 
 
