@@ -63,7 +63,7 @@ def vector_changes(
             embedder, [text for _, text, _, _ in batch], dimension=profile.dimension, profile_id=profile.profile_id
         )
         report.truncated += done.truncated
-        for (node, _, text_hash, cut), row in zip(batch, done.rows, strict=True):
+        for (node, text, text_hash, cut), row in zip(batch, done.rows, strict=True):
             if row is None:
                 report.pending += 1
                 continue
