@@ -3,8 +3,9 @@ with the hit nodes' metadata and, when the search expands, the first hop's links
 combined read (:meth:`~brain_graph.stores.base.SearchReads.seeds`).
 
 Hybrid fusion: the vector hits and the lexical hits (each the best ``topK``) are pooled; each node's
-retrieval score is its similarity plus its lexical term, ``lexicalWeight`` times its BM25 score over
-the best BM25 score of the search (:func:`lexical_terms`); the pool's best ``topK`` are the hits, the
+retrieval score is its similarity plus its lexical term, ``lexicalWeight`` times the spread of the
+vector hits' similarities times its BM25 score over the best BM25 score of the search
+(:func:`lexical_terms`); the pool's best ``topK`` are the hits, the
 nodes the query names exactly first. A lexical hit that is not a vector hit gets its similarity from
 one :meth:`~brain_graph.stores.base.SearchReads.similarity` read. Lexical mode scores by the lexical
 term alone (weight 1), vector mode by similarity alone.
@@ -18,6 +19,7 @@ from typing import TypedDict
 from brain_graph.core.bm25 import is_exact_match
 from brain_graph.core.scoring import SCORE_DECIMALS
 from brain_graph.core.wire import NodeMeta, SearchHit
+from brain_graph.embedding.profiles import hybrid_weight
 from brain_graph.pipeline.binding import StepDeps
 from brain_graph.pipeline.ranking import own_score, rank_key
 from brain_graph.pipeline.records import link_row, node_meta, seed_scores
@@ -34,13 +36,18 @@ class RetrieveUpdate(TypedDict):
     hitSources: dict[str, HitSource]
 
 
-def lexical_terms(lexical: Sequence[VectorHit], weight: float) -> dict[str, float]:
-    """Each lexical hit's term of the retrieval score: ``weight`` times its BM25 score over the best
-    one, rounded."""
+def lexical_terms(lexical: Sequence[VectorHit], weight: float, similar: Sequence[VectorHit]) -> dict[str, float]:
+    """Each lexical hit's term of the retrieval score: ``weight`` times the spread of the vector hits'
+    similarities (best minus weakest; 1 without vector hits, or when they all score alike) times its
+    BM25 score over the best one, rounded. In units of the spread, the term means the same whatever
+    range an embedder's similarities fall in (relative score fusion)."""
     best = max((hit.score for hit in lexical), default=0.0)
     if best <= 0:
         return {}
-    return {hit.node_id: round(weight * hit.score / best, SCORE_DECIMALS) for hit in lexical}
+    scores = [hit.score for hit in similar]
+    spread = (max(scores) - min(scores)) if scores else 0.0
+    scale = weight * (spread if spread > 0 else 1.0)
+    return {hit.node_id: round(scale * hit.score / best, SCORE_DECIMALS) for hit in lexical}
 
 
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
@@ -66,8 +73,8 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
         max_degree=services.scoring.hub_degree,
         lexical=lexical,
     )
-    weight = 1.0 if options["retrievalMode"] == "lexical" else services.scoring.lexical_weight
-    terms = lexical_terms(seeds.lexical, weight)
+    weight = 1.0 if options["retrievalMode"] == "lexical" else fusion_weight(request["profileIds"], deps)
+    terms = lexical_terms(seeds.lexical, weight, seeds.hits)
     similar: dict[str, VectorHit] = {hit.node_id: hit for hit in seeds.hits}
     lexical_only = sorted({hit.node_id for hit in seeds.lexical} - similar.keys())
     if vector_queries and lexical_only:
@@ -114,6 +121,15 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
         "seedScores": scores,
         "hitSources": sources,
     }
+
+
+def fusion_weight(profile_ids: Sequence[str], deps: StepDeps) -> float:
+    """Hybrid retrieval's lexical weight: the configured one, else the searched embedders' own."""
+    configured = deps.services.scoring.lexical_weight
+    if configured is not None:
+        return configured
+    registry = deps.services.profiles
+    return hybrid_weight([registry.embedders[registry.get(profile_id).embedder_id] for profile_id in profile_ids])
 
 
 def score_of(similar: Mapping[str, VectorHit], node_id: str) -> float | None:

@@ -47,7 +47,7 @@ GRID: Mapping[str, tuple[Any, ...]] = {
     "clique_damping": (0.0, 1.0, 2.0),
     "seed_ceiling": (False, True),
 }
-LEXICAL_WEIGHTS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0)  # --lexical-weight: GraphScoring.lexical_weight in hybrid mode
+LEXICAL_WEIGHTS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)  # --lexical-weight: GraphScoring.lexical_weight in hybrid mode
 LOSS_PENALTY = 0.5  # points of the score per supporting paragraph lost against vector search at N = 5
 SHOWN = 10  # the best settings shown per sample
 
@@ -156,7 +156,7 @@ def weight_report(results: Mapping[str, list[Measured]], embedder_name: str) -> 
     rows = weight_settings()
     names = list(results)
     hybrid = [i for i, (label, _, _) in enumerate(rows) if label.startswith("hybrid")]
-    default_weight = GraphScoring().lexical_weight
+    default_weight = "the embedder's" if GraphScoring().lexical_weight is None else GraphScoring().lexical_weight
 
     def rank(name: str, i: int) -> int:
         order = sorted(hybrid, key=lambda j: (-results[name][j].score, j))

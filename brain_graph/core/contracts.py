@@ -306,18 +306,20 @@ class BrainCandidateSupport(WireModel):
 
 @state_form(
     "ScoringBreakdown",
-    """Every term of ``adjustedScore = vector + lexical + graph``: ``lexical`` is ``lexicalWeight``
-    times the node's BM25 score over the best BM25 score of the search (0 unless lexical retrieval
-    found it); ``graph`` is the sum of the ``support`` contributions, each ``linkWeight * (seedScore -
-    marginFloor) * pathWeight``, at most ``ceiling`` minus ``vector + lexical`` (never below 0) when
-    there is a ceiling.""",
+    """Every term of ``adjustedScore = vector + lexical + graph``: ``lexical`` is the node's BM25
+    score over the best BM25 score of the search, times ``lexicalWeight`` and the spread of the vector
+    hits' similarities (0 unless lexical retrieval found it); ``graph`` is the sum of the ``support``
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most ``ceiling``
+    minus ``vector + lexical`` (never below 0) when there is a ceiling.""",
 )
 class BrainScoringBreakdown(WireModel):
     """Every term of adjustedScore = vector + lexical + graph."""
 
     vector: float
     lexical: Annotated[float, UNDESCRIBED_IN_SDL] = Field(
-        default=0.0, description="lexicalWeight * BM25 score / the search's best BM25 score; 0 without a lexical hit."
+        default=0.0,
+        description="lexicalWeight * similarity spread * BM25 score / the search's best BM25 score; "
+        "0 without a lexical hit.",
     )
     graph: float
     margin_floor: Annotated[float, UNDESCRIBED_IN_SDL] = Field(

@@ -109,11 +109,11 @@ class CandidateSupport(TypedDict):
 
 
 class ScoringBreakdown(TypedDict):
-    """Every term of ``adjustedScore = vector + lexical + graph``: ``lexical`` is ``lexicalWeight``
-    times the node's BM25 score over the best BM25 score of the search (0 unless lexical retrieval
-    found it); ``graph`` is the sum of the ``support`` contributions, each ``linkWeight * (seedScore -
-    marginFloor) * pathWeight``, at most ``ceiling`` minus ``vector + lexical`` (never below 0) when
-    there is a ceiling."""
+    """Every term of ``adjustedScore = vector + lexical + graph``: ``lexical`` is the node's BM25
+    score over the best BM25 score of the search, times ``lexicalWeight`` and the spread of the vector
+    hits' similarities (0 unless lexical retrieval found it); ``graph`` is the sum of the ``support``
+    contributions, each ``linkWeight * (seedScore - marginFloor) * pathWeight``, at most ``ceiling``
+    minus ``vector + lexical`` (never below 0) when there is a ceiling."""
 
     vector: float
     lexical: float

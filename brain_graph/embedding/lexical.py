@@ -251,10 +251,16 @@ def _row_sums(squares: npt.NDArray[np.float64], sequential: bool) -> npt.NDArray
 class LexicalHashEmbeddings(Embeddings):
     """Deterministic feature-hashing embeddings with real lexical signal.
 
+    ``lexical_weight`` is the weight hybrid retrieval gives BM25 next to these vectors when none is
+    configured (:func:`brain_graph.embedding.profiles.hybrid_weight`): they carry little meaning beyond
+    the words, so the exact lexical match leads.
+
     Args:
         dimension: Vector size (default 512).
         name: Embedder name recorded with the vectors it produced.
     """
+
+    lexical_weight = 3.0
 
     def __init__(self, dimension: int = 512, name: str | None = None) -> None:
         if dimension < 8:

@@ -35,6 +35,23 @@ class EmbeddingProfile:
     max_chars: int = 1_000
 
 
+DEFAULT_LEXICAL_WEIGHT = 0.25  # hybrid retrieval's BM25 weight next to an embedder that names none
+MAX_LEXICAL_WEIGHT = 10.0  # an embedder's lexical_weight outside 0..10 (or not a number) is ignored
+
+
+def hybrid_weight(embedders: Sequence[Embeddings]) -> float:
+    """The weight hybrid retrieval gives BM25 next to these embedders when none is configured: the
+    largest ``lexical_weight`` an embedder carries (the bundled lexical embedder's), else
+    :data:`DEFAULT_LEXICAL_WEIGHT` (chosen for semantic embedders; ``docs/ranking.md``)."""
+    weights = [getattr(embedder, "lexical_weight", None) for embedder in embedders]
+    chosen = [
+        float(weight)
+        for weight in weights
+        if isinstance(weight, int | float) and not isinstance(weight, bool) and 0.0 <= weight <= MAX_LEXICAL_WEIGHT
+    ]
+    return max(chosen, default=DEFAULT_LEXICAL_WEIGHT)
+
+
 def profile_text(node: NodeRecord, profile: EmbeddingProfile) -> tuple[str, bool]:
     """The text a profile embeds for a node: its ``text_fields`` (``title`` from the node, the others
     from its text), stripped and joined by new lines, cut to the profile's ``max_chars``; and whether

@@ -46,8 +46,8 @@ class Settings(BaseSettings):
     link_weight: Annotated[float, SETTING_BOUNDS["link_weight"].constraint] = Field(
         default=DEFAULT_SCORING.link_weight, validation_alias="BRAIN_GRAPH_LINK_WEIGHT"
     )
-    lexical_weight: Annotated[float, SETTING_BOUNDS["lexical_weight"].constraint] = Field(
-        default=DEFAULT_SCORING.lexical_weight, validation_alias="BRAIN_GRAPH_LEXICAL_WEIGHT"
+    lexical_weight: Annotated[float | None, SETTING_BOUNDS["lexical_weight"].constraint] = Field(
+        default=None, validation_alias="BRAIN_GRAPH_LEXICAL_WEIGHT"
     )
     retrieval_mode: RetrievalMode | None = Field(default=None, validation_alias="BRAIN_GRAPH_RETRIEVAL_MODE")
     hop_decay: Annotated[float, SETTING_BOUNDS["hop_decay"].constraint] = Field(

@@ -9,8 +9,9 @@ the nodes expansion reached from them. Each candidate ``c`` is scored
 
 - ``vectorScore(c)``: the similarity of ``c`` to the query in 0..1 (for expanded nodes computed the
   same way; 0 when ``c`` has no vector in the searched profiles, and in lexical mode);
-- ``lexical(c)``: ``lexicalWeight`` (1 in lexical mode) times ``c``'s BM25 score over the best BM25
-  score of the search, for the lexical hits; 0 for every other node;
+- ``lexical(c)``: for the lexical hits, ``c``'s BM25 score over the best BM25 score of the search,
+  times ``lexicalWeight`` and the spread of the vector hits' similarities (best minus weakest; 1 in
+  lexical mode, where the weight is 1 too); 0 for every other node;
 - ``margin(s) = own(s) - floor``, where ``floor`` is the weakest hit's own score: how much better than the
   weakest hit a seed matched. A seed lends a share of its own evidence, in the units of the scores, so
   the boost scales with the model's score spread and a seed at the bottom of the hit list lends nothing;
@@ -104,6 +105,9 @@ SETTING_BOUNDS: Mapping[str, Bound] = MappingProxyType(
 )
 
 
+OPTIONAL_SETTINGS = frozenset({"lexical_weight"})  # None: a default from elsewhere
+
+
 @dataclass(frozen=True)
 class GraphScoring:
     """The named settings of the graph-aware score (environment: ``BRAIN_GRAPH_GRAPH_BOOSTS``,
@@ -116,13 +120,15 @@ class GraphScoring:
     each step of a path by the fanout of the node it leaves, ``clique_damping`` by ``(1 + shared) **
     clique_damping`` (``shared``: the other hits linked to both ends; 0 turns it off); ``seed_ceiling``
     keeps a node's score at or below its strongest counted seed's. ``lexical_weight`` scales the
-    lexical term of hybrid retrieval (the best lexical hit adds that much). Each numeric setting lies in its
+    lexical term of hybrid retrieval (the best lexical hit adds that many times the spread of the
+    vector hits' similarities); None: the searched embedders' own
+    (:func:`~brain_graph.embedding.profiles.hybrid_weight`). Each numeric setting lies in its
     :data:`SETTING_BOUNDS` range, each edge weight in :data:`WEIGHT`'s. How the defaults were chosen:
     ``docs/ranking.md``."""
 
     graph_boosts: bool = True
     link_weight: float = 2.0
-    lexical_weight: float = 0.3
+    lexical_weight: float | None = None
     hop_decay: float = 0.5
     hub_degree: int = 50
     neighbors_per_node: int = 10
@@ -135,6 +141,8 @@ class GraphScoring:
     def __post_init__(self) -> None:
         for name, bound in SETTING_BOUNDS.items():
             value = getattr(self, name)
+            if value is None and name in OPTIONAL_SETTINGS:
+                continue
             if not bound.admits(value):
                 kind = "an integer" if bound.integer else "a number"
                 raise ConfigurationError(f"GraphScoring.{name} must be {kind} in {bound} (got {value!r})")

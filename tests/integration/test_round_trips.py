@@ -15,6 +15,13 @@ as SQLite statements, its similarity as two (profiles, data version; the vectors
 plus one for the profile metadata (never cached there): 13 at depth 2, 10 at depth 1 and 7 at depth 0
 (after a search's expansion, the visibility of the nodes it already read is checked with the metadata
 of the new ones: at depth 0 there are none, and the check is a statement of its own).
+
+Hybrid retrieval adds, to the same round of Weaviate requests, one BM25 Search per profile and one
+GraphQL Aggregate of the corpus statistics (3), and one more round, the similarity of the lexical hits
+that are not vector hits (2, one per profile; none when every lexical hit is a vector hit): 7 Weaviate
+requests; on the embedded store one statement for the lexical postings' data version and two for
+that similarity (16 at depth 2, 10 at depth 0). Lexical mode sends no vector search and no
+similarity: 3 Weaviate requests, and the embedded store 7 statements at depth 1.
 """
 
 from __future__ import annotations
@@ -53,15 +60,27 @@ def busiest_query(loaded: Loaded) -> tuple[str, str]:
     return tenant, title
 
 
-@pytest.mark.parametrize(("depth", "neo4j", "weaviate", "sqlite"), [(2, 3, 2, 13), (1, 2, 2, 10), (0, 2, 2, 7)])
-def test_round_trips_do_not_depend_on_top_k(loaded: Loaded, depth: int, neo4j: int, weaviate: int, sqlite: int) -> None:
+@pytest.mark.parametrize(
+    ("mode", "depth", "neo4j", "weaviate", "sqlite"),
+    [
+        ("vector", 2, 3, 2, 13),
+        ("vector", 1, 2, 2, 10),
+        ("vector", 0, 2, 2, 7),
+        ("hybrid", 2, 3, 7, 16),
+        ("hybrid", 0, 2, 7, 10),
+        ("lexical", 1, 2, 3, 7),
+    ],
+)
+def test_round_trips_do_not_depend_on_top_k(
+    loaded: Loaded, mode: str, depth: int, neo4j: int, weaviate: int, sqlite: int
+) -> None:
     tenant, title = busiest_query(loaded)
 
     def request(top_k: int) -> dict[str, Any]:
         return {
             "queryText": title,
             "filter": {"tenantId": tenant, "secured": False},
-            "options": {"topK": top_k, "expandDepth": depth, "maxNodes": 1000},
+            "options": {"topK": top_k, "expandDepth": depth, "maxNodes": 1000, "retrievalMode": mode},
         }
 
     counted(loaded, request(5))  # warm the profile cache and the connections
@@ -70,4 +89,5 @@ def test_round_trips_do_not_depend_on_top_k(loaded: Loaded, depth: int, neo4j: i
     assert len(small_out["hits"]) == 5
     assert len(large_out["hits"]) > 30
     assert len(large_out["graphNodes"]) > len(small_out["graphNodes"])
-    assert small == large == {"neo4j": neo4j, "weaviate": weaviate, "sqlite": sqlite}
+    assert small == {"neo4j": neo4j, "weaviate": weaviate, "sqlite": sqlite}
+    assert large == small
