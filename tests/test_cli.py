@@ -42,7 +42,10 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
     payload = json.loads(result.stdout)
     assert list(payload) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"]
     assert len(payload["hits"]) == 2
-    assert set(payload["hits"][0]) == {"nodeId", "nodeType", "profileId", "profileKind", "score", "title", "url"}
+    assert set(payload["hits"][0]) == {
+        *("nodeId", "nodeType", "profileId", "profileKind", "score", "title", "url"),
+        *("vectorScore", "lexicalScore"),
+    }
     assert set(payload["promptPack"]) == {"contextMarkdown", "citations"}
     assert set(payload["promptPack"]["citations"][0]) == {
         *("sourceNodeId", "url", "title", "nodeType"),
@@ -52,6 +55,7 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
     assert set(payload["candidates"][0]) == {*candidate_keys, "reachedBy", "hops", "via", "scoringBreakdown"}
     assert set(payload["candidates"][0]["scoringBreakdown"]) == {
         "vector",
+        "lexical",
         "graph",
         "marginFloor",
         "linkWeight",
@@ -60,7 +64,7 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
     }
     # depth 0: the candidates are the hits, none reached by the graph
     assert [c["nodeId"] for c in payload["candidates"]] == [h["nodeId"] for h in payload["hits"]]
-    assert {c["reachedBy"] for c in payload["candidates"]} == {"vector"}
+    assert {c["reachedBy"] for c in payload["candidates"]} <= {"vector", "lexical", "exact"}
 
 
 def test_secured_search_with_a_principal(loaded_store: Path) -> None:
@@ -73,8 +77,8 @@ def test_secured_search_with_a_principal(loaded_store: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["--top-k", "500", "--public"], 2, "error: invalid request: options.topK: Input should be less than or equal"),
-        (["--kind", "video", "--public"], 2, "error: invalid request: filter.profileKindIn: unknown profile kind"),
+        (["--top-k", "500", "--public"], 2, "error: invalid request: --top-k: Input should be less than or equal"),
+        (["--kind", "video", "--public"], 2, "error: invalid request: --kind: unknown profile kind"),
         ([], 3, "error: filter.secured is true but the request has no principal"),
     ],
 )
@@ -255,3 +259,34 @@ def test_a_bad_embedder_setting_is_one_line(loaded_store: Path, variable: str, v
     assert result.exit_code == 2
     assert result.output.count("\n") == 1
     assert message in result.output
+
+
+def test_search_modes_and_the_score_floor_from_flags(loaded_store: Path) -> None:
+    base = ["search", "Token refresh design", "--tenant", "t1", "--public", "--json", "--store", str(loaded_store)]
+    for mode in ("vector", "lexical", "hybrid"):
+        result = runner.invoke(app, [*base, "--mode", mode])
+        assert result.exit_code == 0, result.output
+        hits = json.loads(result.stdout)["hits"]
+        assert hits[0]["nodeId"] == "d1"
+        assert (hits[0]["vectorScore"] is None) == (mode == "lexical")
+        assert (hits[0]["lexicalScore"] is None) == (mode == "vector")
+    floored = json.loads(runner.invoke(app, [*base, "--min-score", "5"]).stdout)
+    assert floored["candidates"] == []
+    assert floored["promptPack"]["citations"] == []
+    assert floored["episodes"] == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--mode", "fuzzy"], "--mode"),
+        (["--min-score", "-1"], "--min-score"),
+        (["--top-k", "0"], "--top-k"),
+    ],
+)
+def test_a_bad_search_flag_is_named_in_one_line(loaded_store: Path, flags: list[str], named: str) -> None:
+    args = ["search", "token", "--tenant", "t1", "--public", "--store", str(loaded_store), *flags]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: invalid request: {named}: ")
+    assert result.stderr.count("\n") == 1

@@ -190,6 +190,16 @@ def search(
     depth: Annotated[int | None, typer.Option("--depth", help="Expansion depth (default 1).")] = None,
     max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Node cap (default 200).")] = None,
     max_episodes: Annotated[int | None, typer.Option("--max-episodes", help="Episode cap (default 10).")] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="Retrieval: vector, lexical or hybrid (default: hybrid where the store has lexical documents).",
+        ),
+    ] = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Cite no candidate whose adjusted score is below this.")
+    ] = None,
     public: Annotated[
         bool, typer.Option("--public", help="Search public items only (filter.secured=false); no principal needed.")
     ] = False,
@@ -206,6 +216,8 @@ def search(
             "expandDepth": depth,
             "maxNodes": max_nodes,
             "maxEpisodes": max_episodes,
+            "retrievalMode": mode,
+            "minScore": min_score,
         }.items()
         if value is not None
     }
@@ -221,6 +233,8 @@ def search(
                 _say_if_empty(services, tenant)
         finally:
             services.backend.close()
+    except InvalidRequestError as error:
+        raise _fail(on_the_command_line(error)) from None
     except BrainGraphError as error:
         raise _fail(error) from None
     result = BrainSearchResult.model_validate(output)
@@ -228,6 +242,28 @@ def search(
         sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
     else:
         sys.stdout.write(result.prompt_pack.context_markdown)
+
+
+SEARCH_FLAGS = {
+    "queryText": "QUERY",
+    "filter.tenantId": "--tenant",
+    "filter.projectKey": "--project",
+    "filter.profileKindIn": "--kind",
+    "options.topK": "--top-k",
+    "options.expandDepth": "--depth",
+    "options.maxNodes": "--max-nodes",
+    "options.maxEpisodes": "--max-episodes",
+    "options.retrievalMode": "--mode",
+    "options.minScore": "--min-score",
+}
+
+
+def on_the_command_line(error: InvalidRequestError) -> InvalidRequestError:
+    """The error naming the flag of ``search`` that set the field (``options.topK``: ``--top-k``)."""
+    for field, flag in SEARCH_FLAGS.items():
+        if error.field == field or error.field.startswith(field + "."):
+            return InvalidRequestError(flag, error.problem)
+    return error
 
 
 def _say_if_empty(services: SearchServices, tenant: str) -> None:

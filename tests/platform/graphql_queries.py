@@ -6,7 +6,7 @@ from typing import Any
 
 VIA = "via { seedNodeId viaNodeId edgeType direction hops }"
 RESULT_FIELDS = f"""
-  hits {{ nodeId nodeType profileId profileKind score title url }}
+  hits {{ nodeId nodeType profileId profileKind score title url vectorScore lexicalScore }}
   episodes {{ clusterNodeId clusterKind projectKey score size memberNodeIds }}
   graphNodes {{ nodeId nodeType label properties }}
   graphEdges {{ edgeType fromNodeId toNodeId properties }}
@@ -15,7 +15,7 @@ RESULT_FIELDS = f"""
   candidates {{
     nodeId nodeType title url profileId vectorScore adjustedScore reachedBy hops {VIA}
     scoringBreakdown {{
-      vector graph marginFloor linkWeight
+      vector lexical graph marginFloor linkWeight
       support {{ seedNodeId seedScore hops viaNodeId edgeType direction pathWeight contribution }}
       ceiling
     }}

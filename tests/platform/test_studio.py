@@ -22,7 +22,7 @@ pytestmark = pytest.mark.server
 
 STEP_WRITES = {
     "embed": ["request", "queryVectors", "callerKey"],
-    "retrieve": ["hits", "nodeRecords", "seedLinks", "seedScores"],
+    "retrieve": ["hits", "nodeRecords", "seedLinks", "seedScores", "hitSources"],
     "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates", "clusterMemberships", "passageTexts"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],
@@ -139,7 +139,7 @@ def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) ->
         "profileKindIn": None,
         "secured": False,
     }
-    assert results["embed"]["request"]["options"] == SEED_OPTION_DEFAULTS
+    assert results["embed"]["request"]["options"] == SEED_OPTION_DEFAULTS | {"retrievalMode": "hybrid"}  # resolved
     assert all(isinstance(vector, list) and vector for vector in results["embed"]["queryVectors"].values())
     assert results["build_pack"]["promptPack"]["contextMarkdown"].startswith("# Brain search context")
     ranked = [candidate["nodeId"] for candidate in results["expand"]["candidates"]]

@@ -437,6 +437,7 @@ def test_a_source_reached_by_the_graph_is_cited_with_its_path_and_facts(tmp_path
         node_type="cdm.decision",
         score=f"{by_id['x1'].adjusted_score:.4f}",
         vector="-" if by_id["x1"].vector_score is None else f"{by_id['x1'].vector_score:.4f}",
+        lexical="",
         graph=f"{by_id['x1'].scoring_breakdown.graph:.4f}",
         how=f"via [{cited[via.seed_node_id]}] {arrow}",
         link="",
