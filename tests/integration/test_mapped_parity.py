@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -181,7 +182,9 @@ def database_state(driver: neo4j.Driver) -> dict[str, Any]:
 def foreign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SearchServices, SearchServices, neo4j.Driver]]:
     """Embedded services over the example data, mapped services over the same data in a foreign schema."""
     settings = server_settings()
-    embedded = make_store(tmp_path_factory.mktemp("parity"), read_dataset(example_dataset_path()))
+    embedded = replace(
+        make_store(tmp_path_factory.mktemp("parity"), read_dataset(example_dataset_path())), retrieval_mode="vector"
+    )  # vector mode: a mapped graph has no lexical documents
     driver = team_driver()
     client = Neo4jClient(uri=settings.neo4j_uri, user=settings.neo4j_user, password=settings.neo4j_password)
     try:

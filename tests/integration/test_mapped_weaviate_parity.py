@@ -27,7 +27,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -316,7 +316,9 @@ class Team:
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     folder = tmp_path_factory.mktemp("mapped-weaviate")
-    embedded = make_store(folder, read_dataset(example_dataset_path()))
+    embedded = replace(
+        make_store(folder, read_dataset(example_dataset_path())), retrieval_mode="vector"
+    )  # vector mode: a mapped graph has no lexical documents
     driver = team_driver()
     client = team_weaviate()
     files = {}
