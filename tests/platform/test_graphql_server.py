@@ -270,3 +270,27 @@ def test_a_parent_on_a_server_searches_remotely_as_its_authenticated_user(parent
     refused = run_wait(parent_server, alice(), "parent", other_tenant).json()["__error__"]
     assert refused["error"] == "ForbiddenError"  # the remote run's error, type and message kept
     assert "may not read tenant 'globex'" in refused["message"]  # the token carries alice's tenants only
+
+
+@pytest.mark.parametrize("mode", ["vector", "lexical", "hybrid"])
+def test_the_retrieval_options_over_graphql(server: DevServer, home_graph: BrainSearchGraph, mode: str) -> None:
+    request = {**SEED_EXAMPLE, "queryText": "AUTH-104", "options": {"retrievalMode": mode, "minScore": 0.5}}
+    response = graphql(server, alice(), request)
+    assert response.status_code == 200, response.text
+    result = response.json()["data"]["brainSearch"]
+    principal = {"principalId": "alice", "groups": ["security"], "tenants": ["acme"]}
+    assert canonical(result) == canonical(in_process(home_graph, request, principal))
+    assert all((hit["vectorScore"] is None) == (mode == "lexical") for hit in result["hits"])
+    assert all(candidate["adjustedScore"] >= 0.5 for candidate in result["candidates"])
+    if mode != "vector":
+        assert result["candidates"][0]["nodeId"] == "acme:work:AUTH-104"
+        assert result["candidates"][0]["reachedBy"] == "exact"
+
+
+@pytest.mark.parametrize(
+    ("options", "field"), [({"retrievalMode": "fuzzy"}, "retrievalMode"), ({"minScore": -1}, "minScore")]
+)
+def test_bad_retrieval_options_over_graphql(server: DevServer, options: dict[str, Any], field: str) -> None:
+    response = graphql(server, alice(), {**SEED_EXAMPLE, "options": options})
+    assert error_code(response) == "BAD_USER_INPUT"
+    assert field in response.json()["errors"][0]["message"]
