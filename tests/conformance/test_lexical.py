@@ -158,6 +158,7 @@ def test_equal_scores_are_ordered_by_node_id(harness: Harness) -> None:
     got = search(harness, harness.scope("t1"), "words")
     assert [node_id for node_id, _ in got] == ["a", "m", "z"]
     assert len({score for _, score in got}) == 1
+    assert search(harness, harness.scope("t1"), "words", top_k=2) == got[:2]  # ties cut by node id
 
 
 @pytest.mark.parametrize("expand", [False, True])

@@ -114,6 +114,9 @@ class LexicalIndex:
         candidates = candidates[visible[candidates]]
         if project_key is not None:
             candidates = np.asarray([row for row in candidates if self.projects[row] == project_key], dtype=np.intp)
+        if len(candidates) > top_k:  # keep the top_k best scores and every row tied with the last of them
+            kth = np.partition(scores[candidates], len(candidates) - top_k)[len(candidates) - top_k]
+            candidates = candidates[scores[candidates] >= kth]
         return ranked(((self.node_ids[row], float(scores[row])) for row in candidates), top_k)
 
 
