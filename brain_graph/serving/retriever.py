@@ -43,7 +43,8 @@ class BrainSearchRetriever(BaseRetriever):
     ``page_content`` is the passage text; ``metadata`` holds ``sourceNodeId``, ``sourceKind``,
     ``url``, ``title``, ``nodeType``, the passage's candidate scores (``adjustedScore``, the rank
     score; ``score``, the same value; ``vectorScore``, the similarity to the query, ``None`` without
-    a vector), ``reachedBy`` (``vector`` for a hit, ``graph`` for a node reached by expansion), ``via``
+    a vector), ``reachedBy`` (``exact``, ``vector`` or ``lexical`` for a hit, ``graph`` for a node
+    reached by expansion), ``via``
     (how expansion reached it, camelCase, ``None`` for a hit) and ``citation`` (the passage's ``[n]``
     number in the prompt pack, or ``None`` beyond the citation limit). ``Document.id`` is the source
     node id.
