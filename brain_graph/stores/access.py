@@ -16,7 +16,8 @@ cases through the rule and through every translator.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString
 
 import numpy as np
@@ -116,3 +117,16 @@ def numpy_visible(
         if rows is not None:
             visible[rows] = True
     return visible
+
+
+def access_columns(rows: Sequence[Any]) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.intp]]]:
+    """The columns :func:`numpy_visible` reads, from rows holding ``secured`` and ``acl`` (a JSON list),
+    in their order: each row's secured flag, and each ACL entry's rows (those of secured rows)."""
+    secured = np.zeros(len(rows), dtype=np.bool_)
+    acl_lists: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        if row["secured"]:
+            secured[index] = True
+            for entry in json.loads(row["acl"]):
+                acl_lists.setdefault(entry, []).append(index)
+    return secured, {entry: np.asarray(found, dtype=np.intp) for entry, found in acl_lists.items()}

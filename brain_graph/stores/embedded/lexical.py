@@ -12,7 +12,6 @@ project asked for.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +23,7 @@ import numpy.typing as npt
 
 from brain_graph.core.bm25 import K1, B, idf, ranked
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.access import numpy_visible
+from brain_graph.stores.access import access_columns, numpy_visible
 
 LEXICAL_OF = (
     "SELECT node_id, project_key, secured, acl, lexical FROM vectors"
@@ -60,8 +59,6 @@ class LexicalIndex:
         ordered = sorted(rows, key=lambda row: row["node_id"])
         lists: dict[str, tuple[list[int], list[int]]] = {}
         lengths = np.zeros(len(ordered), dtype=np.float64)
-        secured = np.zeros(len(ordered), dtype=np.bool_)
-        acl_lists: dict[str, list[int]] = {}
         total = 0
         for index, row in enumerate(ordered):
             document = row["lexical"].split()
@@ -71,10 +68,7 @@ class LexicalIndex:
                 held = lists.setdefault(term, ([], []))
                 held[0].append(index)
                 held[1].append(frequency)
-            if row["secured"]:
-                secured[index] = True
-                for entry in json.loads(row["acl"]):
-                    acl_lists.setdefault(entry, []).append(index)
+        secured, acl_index = access_columns(ordered)
         return cls(
             tenant_id=tenant_id,
             node_ids=[row["node_id"] for row in ordered],
@@ -86,7 +80,7 @@ class LexicalIndex:
             },
             total_length=total,
             secured=secured,
-            acl_index={entry: np.asarray(found, dtype=np.intp) for entry, found in acl_lists.items()},
+            acl_index=acl_index,
         )
 
     def search(

@@ -61,7 +61,7 @@ from pydantic_settings import BaseSettings
 from brain_graph.core.environment import ENV_CONFIG, read_settings
 from brain_graph.core.scoring import similarity_from_cosine
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.access import numpy_visible
+from brain_graph.stores.access import access_columns, numpy_visible
 from brain_graph.stores.embedded.memory import MiB, default_cache_mb
 
 NORMAL_NORM_SQ = (1e-30, 1e30)  # rows (and queries) whose squared norm is outside are scored exactly
@@ -164,15 +164,10 @@ class VectorMatrix:
         inv_norms = np.zeros(len(blobs), dtype=np.float32)
         inv_norms[normal] = 1.0 / np.sqrt(norms_sq[normal])
         projects: dict[str | None, tuple[int, int]] = {}
-        acl_lists: dict[str, list[int]] = {}
-        secured = np.zeros(len(blobs), dtype=np.bool_)
         for index, row in enumerate(ordered):
             start, _ = projects.get(row["project_key"], (index, index))
             projects[row["project_key"]] = (start, index + 1)
-            if row["secured"]:
-                secured[index] = True
-                for entry in json.loads(row["acl"]):
-                    acl_lists.setdefault(entry, []).append(index)
+        secured, acl_index = access_columns(ordered)
         return cls(
             tenant_id=tenant_id,
             node_ids=[row["node_id"] for row in ordered],
@@ -182,7 +177,7 @@ class VectorMatrix:
             exact_rows=np.flatnonzero(~normal),
             projects=projects,
             secured=secured,
-            acl_index={entry: np.asarray(rows_, dtype=np.intp) for entry, rows_ in acl_lists.items()},
+            acl_index=acl_index,
         )
 
     def visible(self, scope: AccessScope) -> npt.NDArray[np.bool_]:
