@@ -57,17 +57,18 @@ from benchmarks.search_latency import (
     Prepared,
     make_backend,
     prepare,
+    round_trips,
     server_versions,
     servers_configured,
     settle,
     warm_server,
 )
+from benchmarks.step_profile import pyinstrument_text
 from brain_graph import (
     BackendUnavailableError,
     BrainSearchInput,
     ProfileRegistry,
     SearchServices,
-    StorageBackend,
     build_graph,
     default_profiles,
 )
@@ -163,14 +164,6 @@ def step_split(graph: Graph, batches: dict[str, list[dict[str, Any]]]) -> dict[s
     return {mode: {step: statistics.median(ms) for step, ms in steps.items()} for mode, steps in per_step.items()}
 
 
-def round_trips(backend: StorageBackend, graph: Graph, request: dict[str, Any]) -> str:
-    """Requests to each server (or SQLite statements) of one search."""
-    before = backend.admin.round_trips()
-    graph.invoke(cast(BrainSearchInput, request))
-    after = backend.admin.round_trips()
-    return " + ".join(f"{key} {after[key] - before[key]}" for key in after)
-
-
 def lexical_build(store_path: Path, tenant: str, profiles: ProfileRegistry) -> tuple[float, float, float]:
     """Reading the default profiles' lexical documents of ``tenant`` and building their postings, alone
     (milliseconds: the whole, the reads), median of three, and the postings' size in MB."""
@@ -194,18 +187,6 @@ def lexical_build(store_path: Path, tenant: str, profiles: ProfileRegistry) -> t
     finally:
         db.close()
     return statistics.median(totals), statistics.median(reads), size / 1e6
-
-
-def profile_text(graph: Graph, batch: Sequence[dict[str, Any]]) -> str:
-    """A pyinstrument profile (text) of the searches of ``batch``, sampled every 0.2 ms."""
-    from pyinstrument import Profiler
-
-    profiler = Profiler(interval=0.0002, async_mode="disabled")
-    profiler.start()
-    for request in batch:
-        graph.invoke(cast(BrainSearchInput, request))
-    profiler.stop()
-    return str(profiler.output_text(unicode=False, color=False, show_all=False))
 
 
 def bench(name: str, data: Prepared, options: argparse.Namespace, workdir: Path, profiles: ProfileRegistry) -> Result:
@@ -239,7 +220,7 @@ def bench(name: str, data: Prepared, options: argparse.Namespace, workdir: Path,
             out.mkdir(parents=True, exist_ok=True)
             for mode in ("hybrid", "vector"):
                 path = out / f"hybrid-{name}-{data.nodes}-{mode}.txt"
-                path.write_text(profile_text(graph, batches[mode]))
+                path.write_text(pyinstrument_text(graph, batches[mode]))
                 print(f"wrote {path}", file=sys.stderr)
         vectors = sum(sum(backend.admin.count(t).vectors.values()) for t in data.tenants)
     finally:
