@@ -122,6 +122,13 @@ def visible_to(scope: AccessScope, obj: FoundObject) -> bool:
     return scope.may_see(obj.tenant_id, obj.secured, obj.acl)
 
 
+def visible_objects(objects: Sequence[FoundObject], scope: AccessScope, project_key: str | None) -> list[FoundObject]:
+    """The returned objects visible in ``scope`` and of ``project_key`` if set (both re-checked in Python)."""
+    return [
+        obj for obj in objects if visible_to(scope, obj) and (project_key is None or obj.project_key == project_key)
+    ]
+
+
 def returned(scope: AccessScope, project_key: str | None) -> list[str]:
     """The properties a read returns for :func:`visible_to` and the project check: the ACL only when
     ``scope`` reads it (secured items, by identity), the project key only with a project filter: every
@@ -163,9 +170,7 @@ def rescore(
     below :data:`TIE_MARGIN`). Candidates more than the margin below the ``top_k``-th visible candidate
     cannot reach the top ``top_k`` and are not re-scored; objects not fetched rank after the last
     fetched one, so they matter only if it is within the margin of that boundary."""
-    visible = [
-        obj for obj in objects if visible_to(scope, obj) and (project_key is None or obj.project_key == project_key)
-    ]
+    visible = visible_objects(objects, scope, project_key)
     bound = certainty(visible[top_k - 1]) - TIE_MARGIN if len(visible) >= top_k else float("-inf")
     close = list(takewhile(lambda obj: certainty(obj) >= bound, visible))  # nearest first
     hits = sorted(score(query, close), key=lambda hit: (-hit.score, hit.node_id))
@@ -239,7 +244,12 @@ class WeaviateSearch:
         lexical_hits = [
             hit
             for query, reply, corpus in zip(lexical_targets, replies[len(pending) :], stats, strict=True)
-            for hit in weaviate_lexical.ranked_hits(query, self._visible(reply, scope, project_key), corpus, top_k)
+            for hit in weaviate_lexical.ranked_hits(
+                query,
+                visible_objects(found_objects(reply) if reply is not None else [], scope, project_key),
+                corpus,
+                top_k,
+            )
         ]
         replies = replies[: len(pending)]
         while pending:
@@ -258,14 +268,6 @@ class WeaviateSearch:
                 batch = [request(q, tenant, where, limits[q.profile_id], properties, near=True) for q in pending]
                 replies, _ = self._send(pending, batch)
         return [hit for q in targets for hit in found[q.profile_id]], lexical_hits
-
-    @staticmethod
-    def _visible(reply: Any, scope: AccessScope, project_key: str | None) -> list[FoundObject]:
-        """The objects of a reply visible in ``scope`` and in ``project_key`` if set (None: no reply)."""
-        objects = found_objects(reply) if reply is not None else []
-        return [
-            obj for obj in objects if visible_to(scope, obj) and (project_key is None or obj.project_key == project_key)
-        ]
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], scope: AccessScope, generation: int | None
