@@ -46,7 +46,9 @@ def vector_changes(
                 report.deleted += 1
             continue
         text_hash = content_hash(identity, text)
-        lexical = bool(lexical_document(node.node_id, text))  # none: a text and id without letters or digits
+        # a stored vector without a document is stale unless its document would be empty (an id and a
+        # text without letters or digits); the document is made only then, not for every current vector
+        lexical = state is not None and not state.lexical and bool(lexical_document(node.node_id, text))
         if not full and is_current(state, node, text_hash, lexical=lexical):
             report.unchanged += 1
             continue
