@@ -18,9 +18,10 @@ from typing import TypedDict
 
 from brain_graph.core.bm25 import is_exact_match
 from brain_graph.core.scoring import SCORE_DECIMALS
-from brain_graph.core.wire import NodeMeta, SearchHit
+from brain_graph.core.wire import FiltersApplied, NodeMeta, SearchHit, SearchWarning
 from brain_graph.embedding.profiles import hybrid_weight
 from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.filters import UNTIMED_MESSAGE, UNTIMED_WARNING, seed_filter
 from brain_graph.pipeline.ranking import own_score, rank_key
 from brain_graph.pipeline.records import link_row, node_meta, seed_scores
 from brain_graph.pipeline.search_plan import expansion_types, lexical_queries, profile_queries
@@ -30,6 +31,8 @@ from brain_graph.stores.base import VectorHit, best_hits
 
 class RetrieveUpdate(TypedDict):
     hits: list[SearchHit]
+    filtersApplied: FiltersApplied
+    warnings: list[SearchWarning]
     nodeRecords: dict[str, NodeMeta]
     seedLinks: list[LinkRow] | None
     seedScores: SeedScores | None
@@ -51,8 +54,10 @@ def lexical_terms(lexical: Sequence[VectorHit], weight: float, similar: Sequence
 
 
 def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
-    """Write ``hits``: the nodes of the tenant (and project) the query retrieves best, with type, title
-    and url; ``nodeRecords`` for them; ``hitSources``, how each hit was found (``exact``, ``vector``,
+    """Write ``hits``: the nodes of the tenant that pass the request's seed filter (project, node
+    types, namespaces, tags, recency) the query retrieves best, with type, title and url;
+    ``filtersApplied``, that filter resolved; ``warnings`` (a recency filter skipping nodes without an
+    update time); ``nodeRecords`` for them; ``hitSources``, how each hit was found (``exact``, ``vector``,
     ``lexical``) and its lexical term; ``seedLinks``, the links ``expand`` starts from; and
     ``seedScores``, the similarity of the nodes those links reach (and of the retrieved nodes that are
     not hits) when the backend read it. A node gone or not visible is dropped."""
@@ -67,7 +72,7 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     seeds = reads.seeds(
         vector_queries,
         scope=scope,
-        project_key=request["filter"]["projectKey"],
+        seed_filter=seed_filter(request["filtersApplied"]),
         top_k=options["topK"],
         link_types=expansion_types(request, deps) if options["expandDepth"] > 0 else [],
         max_degree=services.scoring.hub_degree,
@@ -114,8 +119,13 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     if seeds.links is not None and seeds.scored is not None:
         scores = seed_scores(seeds.scored)
         scores["scores"].extend(left_out_scores(similar, pool, kept, scores["profileIds"]))
+    warnings: list[SearchWarning] = []
+    if seeds.untimed:
+        warnings.append({"code": UNTIMED_WARNING, "message": UNTIMED_MESSAGE})
     return {
         "hits": hits,
+        "filtersApplied": request["filtersApplied"],
+        "warnings": warnings,
         "nodeRecords": {node_id: records[node_id] for node_id in chosen},
         "seedLinks": links,
         "seedScores": scores,

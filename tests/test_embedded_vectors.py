@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.scoring import cosine, similarity_from_cosine
 from brain_graph.core.security import AccessScope, Principal
 from brain_graph.stores.base import ChangeSet, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
@@ -75,7 +76,14 @@ def searched(store: EmbeddedStore, query: Sequence[float], **kwargs: object) -> 
     profile = str(kwargs.pop("profile", WORK))
     scope = kwargs.pop("scope", SCOPES["public"])
     assert isinstance(scope, AccessScope)
-    hits = store.query([VectorQuery(profile, list(query), EMBEDDER)], scope=scope, **kwargs)  # type: ignore[arg-type]
+    project = kwargs.pop("project_key", None)
+    assert project is None or isinstance(project, str)
+    hits = store.query(
+        [VectorQuery(profile, list(query), EMBEDDER)],
+        scope=scope,
+        seed_filter=SeedFilter(project_key=project),
+        **kwargs,
+    )  # type: ignore[arg-type]
     assert all(hit.profile_id == profile for hit in hits)
     return [(hit.node_id, hit.score) for hit in hits]
 
@@ -83,7 +91,7 @@ def searched(store: EmbeddedStore, query: Sequence[float], **kwargs: object) -> 
 def statements(store: EmbeddedStore, queries: Sequence[VectorQuery], scope: AccessScope) -> int:
     """SQLite statements one vector query of ``store`` sends (top 5, no project filter)."""
     before = store.round_trips()["sqlite"]
-    store.query(queries, scope=scope, project_key=None, top_k=5)
+    store.query(queries, scope=scope, seed_filter=SeedFilter(), top_k=5)
     return store.round_trips()["sqlite"] - before
 
 

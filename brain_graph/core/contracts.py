@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from brain_graph.core.filters import parse_timestamp
 from brain_graph.core.security import text_problem
 
 JsonValue = Any
@@ -39,6 +40,9 @@ MAX_QUERY_CHARS = 2000
 MAX_TENANT_CHARS = 128
 MAX_PROJECT_CHARS = 128
 MAX_MIN_SCORE = 10.0
+MAX_FILTER_VALUES = 50  # entries of one list filter (nodeTypes, namespaces, tags)
+MAX_FILTER_VALUE_CHARS = 128
+MAX_AGE_DAYS = 36_500
 
 
 def identifier_problem(value: str, max_chars: int) -> str | None:
@@ -157,6 +161,44 @@ class BrainSearchFilterInput(WireModel):
         "without a principal the search fails closed. When false, secured items are never returned.",
     )
 
+    node_types: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_FILTER_VALUES,
+        description="Only retrieve hits of these node types (each one a searched profile embeds); "
+        "null: every type the searched profiles embed.",
+    )
+    namespaces: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_FILTER_VALUES,
+        description="Only retrieve hits in one of these namespaces (case-insensitive): a node's namespace "
+        "field, else the top-level directory of its path (src/<name> gives <name>).",
+    )
+    tags: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_FILTER_VALUES,
+        description="Only retrieve hits with at least one of these tags (case-insensitive).",
+    )
+    updated_after: str | None = Field(
+        default=None,
+        description="Only retrieve hits updated at or after this ISO-8601 date or time (UTC unless it "
+        "has an offset); hits without an update time are left out.",
+    )
+    max_age_days: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_AGE_DAYS,
+        description="Only retrieve hits updated at most this many days before asOf; with updatedAfter "
+        "the later cutoff applies.",
+    )
+    as_of: str | None = Field(
+        default=None,
+        description="The request time maxAgeDays counts back from (ISO-8601); null: the deployment's "
+        "clock (BRAIN_GRAPH_CLOCK), and without one maxAgeDays is refused.",
+    )
+
     @field_validator("tenant_id", "project_key")
     @classmethod
     def _usable_identifier(cls, value: str | None) -> str | None:
@@ -164,6 +206,22 @@ class BrainSearchFilterInput(WireModel):
             problem = identifier_problem(value, MAX_TENANT_CHARS)
             if problem is not None:
                 raise ValueError(problem)
+        return value
+
+    @field_validator("node_types", "namespaces", "tags")
+    @classmethod
+    def _usable_values(cls, values: list[str] | None) -> list[str] | None:
+        for value in values or ():
+            problem = identifier_problem(value, MAX_FILTER_VALUE_CHARS)
+            if problem is not None:
+                raise ValueError(f"entry {value[:MAX_FILTER_VALUE_CHARS]!r} {problem}")
+        return values
+
+    @field_validator("updated_after", "as_of")
+    @classmethod
+    def _timestamp(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_timestamp(value)
         return value
 
 
@@ -400,6 +458,35 @@ class BrainPromptPack(WireModel):
 
 
 @state_form(
+    "FiltersApplied",
+    """The seed filter a search applied, resolved: profile kinds searched, values normalised
+    (namespaces and tags case-folded, sorted), ``updatedAfter`` the effective recency cutoff.""",
+)
+class BrainFiltersApplied(WireModel):
+    """What narrowed the retrieval, as applied: the graph-reached candidates are not filtered."""
+
+    project_key: str | None = Field(default=None, description="The project hits were retrieved from; null: all.")
+    profile_kinds: list[str] = Field(default_factory=list, description="The profile kinds searched.")
+    node_types: list[str] | None = Field(default=None, description="Node types hits were retrieved from; null: all.")
+    namespaces: list[str] | None = Field(default=None, description="Namespaces (case-folded); null: all.")
+    tags: list[str] | None = Field(default=None, description="Tags, at least one of which a hit has (case-folded).")
+    updated_after: str | None = Field(
+        default=None,
+        description="The effective recency cutoff (UTC): the later of updatedAfter and asOf minus maxAgeDays.",
+    )
+    max_age_days: int | None = None
+    as_of: str | None = Field(default=None, description="The request time maxAgeDays counted back from (UTC).")
+
+
+@state_form("SearchWarning", "Something that made the result narrower than asked, for the caller to act on.")
+class BrainSearchWarning(WireModel):
+    """A condition of the search a caller should know about: a stable ``code`` and a one-line message."""
+
+    code: str
+    message: str
+
+
+@state_form(
     "BrainSearchOutput", "What a caller gets back: the fields of :class:`brain_graph.core.contracts.BrainSearchResult`."
 )
 class BrainSearchResult(WireModel):
@@ -413,6 +500,12 @@ class BrainSearchResult(WireModel):
     prompt_pack: BrainPromptPack
     candidates: list[BrainSearchCandidate] = Field(
         default_factory=list, description="Hits and expanded nodes, ranked by adjustedScore (the pack's order)."
+    )
+    filters_applied: BrainFiltersApplied | None = Field(
+        default=None, description="The filter retrieval applied, resolved."
+    )
+    warnings: list[BrainSearchWarning] = Field(
+        default_factory=list, description="Conditions that narrowed the result (e.g. items without timestamps)."
     )
 
 

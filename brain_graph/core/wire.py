@@ -26,6 +26,7 @@ from brain_graph.core.wire_generated import (
     CandidateSupport,
     CandidateVia,
     Citation,
+    FiltersApplied,
     GraphEdge,
     GraphNode,
     PromptPack,
@@ -37,6 +38,7 @@ from brain_graph.core.wire_generated import (
     SearchHit,
     SearchOptions,
     SearchRequestFields,
+    SearchWarning,
     SourceKind,
 )
 
@@ -45,6 +47,7 @@ __all__ = [
     "CandidateSupport",
     "CandidateVia",
     "Citation",
+    "FiltersApplied",
     "GraphEdge",
     "GraphNode",
     "NodeMeta",
@@ -58,6 +61,7 @@ __all__ = [
     "SearchOptions",
     "SearchRequest",
     "SearchRequestFields",
+    "SearchWarning",
     "SourceKind",
 ]
 
@@ -66,6 +70,7 @@ class SearchRequest(SearchRequestFields):
     """A validated request, as ``embed`` writes it for the later steps."""
 
     profileIds: list[str]
+    filtersApplied: FiltersApplied
 
 
 class NodeMeta(TypedDict):

@@ -23,6 +23,12 @@ class SearchFilter(TypedDict):
     projectKey: str | None
     profileKindIn: list[str] | None
     secured: bool
+    nodeTypes: list[str] | None
+    namespaces: list[str] | None
+    tags: list[str] | None
+    updatedAfter: str | None
+    maxAgeDays: int | None
+    asOf: str | None
 
 
 class SearchOptions(TypedDict):
@@ -175,6 +181,27 @@ class PromptPack(TypedDict):
     citations: list[Citation]
 
 
+class FiltersApplied(TypedDict):
+    """The seed filter a search applied, resolved: profile kinds searched, values normalised
+    (namespaces and tags case-folded, sorted), ``updatedAfter`` the effective recency cutoff."""
+
+    projectKey: str | None
+    profileKinds: list[str]
+    nodeTypes: list[str] | None
+    namespaces: list[str] | None
+    tags: list[str] | None
+    updatedAfter: str | None
+    maxAgeDays: int | None
+    asOf: str | None
+
+
+class SearchWarning(TypedDict):
+    """Something that made the result narrower than asked, for the caller to act on."""
+
+    code: str
+    message: str
+
+
 class BrainSearchOutput(TypedDict):
     """What a caller gets back: the fields of :class:`brain_graph.core.contracts.BrainSearchResult`."""
 
@@ -185,6 +212,8 @@ class BrainSearchOutput(TypedDict):
     passages: list[RagPassage]
     promptPack: PromptPack
     candidates: list[SearchCandidate]
+    filtersApplied: FiltersApplied | None
+    warnings: list[SearchWarning]
 
 
 class SearchRequestFields(TypedDict):

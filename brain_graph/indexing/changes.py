@@ -9,7 +9,7 @@ from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, pr
 from brain_graph.indexing.batches import embed_texts
 from brain_graph.indexing.hashing import content_hash, is_current
 from brain_graph.indexing.report import IndexReport
-from brain_graph.stores.base import ChangeSet, NodeRecord, VectorKey, VectorRecord, VectorState
+from brain_graph.stores.base import ChangeSet, NodeRecord, VectorKey, VectorRecord, VectorState, node_facets
 
 EMBED_BATCH = 64  # texts per embedder call
 
@@ -81,6 +81,7 @@ def vector_changes(
                     row,
                     text_hash,
                     lexical_document(node.node_id, text),
+                    node_facets(node),
                 )
             )
     report.embedded += len(upserts)

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from brain_graph.core.errors import ConfigurationError, DatasetError, one_line_message
+from brain_graph.core.filters import parse_timestamp
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.changes import vector_changes
@@ -53,6 +54,16 @@ class DatasetNode(_Strict):
     acl: list[str] = Field(default_factory=list)
     text: dict[str, str] = Field(default_factory=dict)
     properties: dict[str, Any] = Field(default_factory=dict)
+    namespace: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    updated_at: str | None = Field(alias="updatedAt", default=None)
+
+    @field_validator("updated_at")
+    @classmethod
+    def _timestamp(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_timestamp(value)
+        return value
 
     def to_record(self) -> NodeRecord:
         return NodeRecord(
@@ -66,6 +77,9 @@ class DatasetNode(_Strict):
             acl=tuple(sorted(set(self.acl))),
             text=dict(sorted(self.text.items())),
             properties=dict(sorted(self.properties.items())),
+            namespace=self.namespace,
+            tags=tuple(sorted(set(self.tags))),
+            updated_at=None if self.updated_at is None else parse_timestamp(self.updated_at),
         )
 
 
@@ -110,6 +124,7 @@ def node_record(item: Any) -> NodeRecord | None:
     if type(item) is not dict or not _NODE_REQUIRED <= item.keys() <= _NODE_KEYS:
         return None
     acl, text, properties = item.get("acl", []), item.get("text", {}), item.get("properties", {})
+    tags, updated_at = item.get("tags", []), item.get("updatedAt")
     if not (
         _name(item["tenantId"])
         and _name(item["id"])
@@ -123,8 +138,16 @@ def node_record(item: Any) -> NodeRecord | None:
         and _str_keys(text)
         and all(type(value) is str for value in text.values())
         and _str_keys(properties)
+        and _optional_str(item.get("namespace"))
+        and type(tags) is list
+        and all(type(tag) is str for tag in tags)
+        and _optional_str(updated_at)
     ):
         return None
+    try:
+        micros = None if updated_at is None else parse_timestamp(updated_at)
+    except ValueError:
+        return None  # the model words the error
     return NodeRecord(
         tenant_id=item["tenantId"],
         node_id=item["id"],
@@ -136,6 +159,9 @@ def node_record(item: Any) -> NodeRecord | None:
         acl=tuple(sorted(set(acl))),
         text=dict(sorted(text.items())),
         properties=dict(sorted(properties.items())),
+        namespace=item.get("namespace"),
+        tags=tuple(sorted(set(tags))),
+        updated_at=micros,
     )
 
 

@@ -1,7 +1,7 @@
 """Content hashes: what a stored vector was made from.
 
 A vector is current when the hash of (embedder identity, dimension, embedded text) is the one stored
-with it, it carries the node's filter metadata (project, secured, ACL) and its lexical document
+with it, it carries the node's filter metadata (project, secured, ACL, facets) and its lexical document
 (:attr:`~brain_graph.stores.base.VectorState.lexical`: a vector stored before lexical documents were
 has none), and searches see it as stored (:attr:`~brain_graph.stores.base.VectorState.searchable`);
 anything else is re-embedded. The lexical document is made of the node id and the embedded text, so
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState
+from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState, node_facets
 
 HASH_CHARS = 32  # 128 bits of sha256
 
@@ -38,4 +38,5 @@ def is_current(state: VectorState | None, node: NodeRecord, text_hash: str, *, l
         and state.project_key == node.project_key
         and state.secured == node.secured
         and tuple(sorted(state.acl)) == tuple(sorted(node.acl))
+        and state.facets == node_facets(node)
     )

@@ -14,6 +14,7 @@ from brain_graph.core.errors import shown as _shown
 from brain_graph.core.security import Principal
 from brain_graph.core.text import one_line
 from brain_graph.core.wire import SearchRequest
+from brain_graph.pipeline.filters import resolve_filters, searched_profiles
 from brain_graph.pipeline.services import SearchServices
 
 REQUEST_KEYS = frozenset({"queryText", "filter", "options"})
@@ -136,7 +137,8 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRe
         raise InvalidRequestError(
             "options.expandDepth", f"must be between 0 and {maximum} (got {request.options.expand_depth})"
         )
-    profiles = services.profiles.select(request.filter.profile_kind_in)  # rejects unknown kinds
+    profiles = searched_profiles(request.filter, services.profiles)  # rejects unknown kinds and node types
+    applied = resolve_filters(request.filter, profiles, services.clock)
     wire = request.to_wire()
     mode = request.options.retrieval_mode or services.default_mode()
     if mode != "vector" and not services.lexical:
@@ -151,6 +153,7 @@ def read_request(state: Mapping[str, Any], services: SearchServices) -> SearchRe
         filter=wire["filter"],
         options=wire["options"],
         profileIds=[profile.profile_id for profile in profiles],
+        filtersApplied=applied,
     )
 
 

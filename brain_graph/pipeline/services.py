@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -71,7 +72,9 @@ class SearchServices:
 
     ``service_principal`` enables the service-principal mode: a secured search without a principal
     sees every item of its tenant instead of failing closed. Off unless configured.
-    ``retrieval_mode`` is the mode of a request that names none (:meth:`default_mode`).
+    ``retrieval_mode`` is the mode of a request that names none (:meth:`default_mode`). ``clock`` gives
+    the request time a ``maxAgeDays`` filter counts back from when the request has no ``asOf``; None:
+    such a request is refused (:mod:`brain_graph.pipeline.filters`).
     """
 
     backend: StorageBackend
@@ -81,6 +84,7 @@ class SearchServices:
     scoring: GraphScoring = field(default_factory=GraphScoring)
     service_principal: bool = False
     retrieval_mode: RetrievalMode | None = None
+    clock: Callable[[], int] | None = None  # the request time of maxAgeDays without asOf (microseconds, UTC)
 
     @property
     def lexical(self) -> bool:

@@ -32,7 +32,11 @@ class BrainSearchInput(TypedDict):
     queryText: QueryText
     filter: Annotated[
         BrainSearchFilterInput,
-        Field(title="Filter", description="Tenant (required), project, profile kinds and secured mode."),
+        Field(
+            title="Filter",
+            description="Tenant (required), secured mode, and what narrows retrieval: project, profile kinds, "
+            "node types, namespaces, tags, recency.",
+        ),
     ]
     options: NotRequired[
         Annotated[
@@ -134,8 +138,23 @@ def search_input(
     profile_kinds: list[str] | None = None,
     secured: bool = True,
     options: Mapping[str, Any] | None = None,
+    node_types: list[str] | None = None,
+    namespaces: list[str] | None = None,
+    tags: list[str] | None = None,
+    updated_after: str | None = None,
+    max_age_days: int | None = None,
+    as_of: str | None = None,
 ) -> BrainSearchInput:
-    """The graph input for a search, in the contract's camelCase (validated by ``embed``)."""
+    """The graph input for a search, in the contract's camelCase (validated by ``embed``); filters
+    left None are not sent."""
+    narrowing = {
+        "nodeTypes": node_types,
+        "namespaces": namespaces,
+        "tags": tags,
+        "updatedAfter": updated_after,
+        "maxAgeDays": max_age_days,
+        "asOf": as_of,
+    }
     return BrainSearchInput(
         queryText=query_text,
         filter={  # type: ignore[typeddict-item]  # the JSON form of BrainSearchFilterInput
@@ -143,6 +162,7 @@ def search_input(
             "projectKey": project_key,
             "profileKindIn": profile_kinds,
             "secured": secured,
+            **{key: value for key, value in narrowing.items() if value is not None},
         },
         options=dict(options or {}),  # type: ignore[typeddict-item]
     )

@@ -67,6 +67,12 @@ class BrainSearchRetriever(BaseRetriever):
     tenant_id: StrictStr
     project_key: StrictStr | None = None
     profile_kinds: list[StrictStr] | None = None
+    node_types: list[StrictStr] | None = None
+    namespaces: list[StrictStr] | None = None
+    tags: list[StrictStr] | None = None
+    updated_after: StrictStr | None = None
+    max_age_days: int | None = Field(default=None, strict=True)
+    as_of: StrictStr | None = None
     options: BrainSearchOptionsInput = Field(default_factory=BrainSearchOptionsInput)
     principal: Principal | None = None
     secured: StrictBool = True  # "false" or 0 is not coerced
@@ -102,6 +108,12 @@ class BrainSearchRetriever(BaseRetriever):
             profile_kinds=self.profile_kinds,
             secured=self.secured,
             options=self.options.to_wire(),
+            node_types=self.node_types,
+            namespaces=self.namespaces,
+            tags=self.tags,
+            updated_after=self.updated_after,
+            max_age_days=self.max_age_days,
+            as_of=self.as_of,
         )
 
     def _context(self, principal: Principal | None) -> BrainSearchContext | dict[str, Any] | None:

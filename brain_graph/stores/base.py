@@ -20,8 +20,10 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from brain_graph.core.filters import NodeFacets, SeedFilter, folded_set, path_namespace
 from brain_graph.core.passage_heads import FieldHead
 from brain_graph.core.security import AccessScope
+from brain_graph.core.vocabulary import CODE_FILE
 
 VectorValues = Sequence[float] | npt.NDArray[np.floating[Any]]  # a list of floats or a numpy row
 
@@ -78,6 +80,7 @@ class VectorRecord:
     vector: VectorValues = field(compare=False)  # a numpy row has no truth value for ==
     content_hash: str = ""
     lexical: str = ""  # the lexical document (brain_graph.core.bm25.lexical_document); "": none
+    facets: NodeFacets = field(default_factory=NodeFacets)  # what seed filters match (node_facets of the node)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class VectorState:
     acl: tuple[str, ...]
     searchable: bool = True
     lexical: bool = True  # stored with a lexical document
+    facets: NodeFacets = field(default_factory=NodeFacets)  # as stored with the vector
 
 
 @dataclass(frozen=True, order=True)
@@ -161,6 +165,31 @@ class NodeRecord:
     acl: tuple[str, ...] = ()
     text: Mapping[str, str] = field(default_factory=dict)
     properties: Mapping[str, Any] = field(default_factory=dict)
+    namespace: str | None = None  # as given; None: derived from the node's path (node_facets)
+    tags: tuple[str, ...] = ()  # as given, sorted and unique
+    updated_at: int | None = None  # microseconds since the Unix epoch, UTC
+
+
+def node_path(node: NodeRecord) -> str | None:
+    """The path a node's namespace is derived from: its ``path`` property when a string, else the
+    title of a code file (its path)."""
+    path = node.properties.get("path")
+    if isinstance(path, str):
+        return path
+    return node.title if node.node_type == CODE_FILE else None
+
+
+def node_facets(node: NodeRecord) -> NodeFacets:
+    """What seed filters match of a node: its type, namespace (its ``namespace`` field, else
+    :func:`~brain_graph.core.filters.path_namespace` of :func:`node_path`), tags and update time,
+    normalised as :mod:`brain_graph.core.filters` says."""
+    if node.namespace is not None:
+        namespace = folded_set([node.namespace])
+    else:
+        path = node_path(node)
+        derived = path_namespace(path) if path is not None else None
+        namespace = (derived,) if derived else ()
+    return NodeFacets(node.node_type, namespace[0] if namespace else None, folded_set(node.tags), node.updated_at)
 
 
 @dataclass(frozen=True)
@@ -232,11 +261,12 @@ class VectorIndex(Protocol):
         queries: Sequence[VectorQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
     ) -> list[VectorHit]:
-        """The best ``top_k`` hits of each query vector visible in ``scope`` (and in ``project_key`` if
-        set), scored with :func:`~brain_graph.core.scoring.similarity_from_cosine` of
+        """The best ``top_k`` hits of each query vector visible in ``scope`` whose vector's project key
+        and facets pass ``seed_filter`` (:meth:`~brain_graph.core.filters.SeedFilter.matches`), scored
+        with :func:`~brain_graph.core.scoring.similarity_from_cosine` of
         :func:`~brain_graph.core.scoring.cosine` over the stored vector, ordered by score descending then node
         id. Raises :class:`~brain_graph.stores.identity.EmbeddingMismatchError` when a query's embedder
         or dimension is not the one the profile was indexed with. One round trip for all queries."""
@@ -257,15 +287,21 @@ class VectorIndex(Protocol):
         queries: Sequence[LexicalQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
     ) -> list[VectorHit]:
-        """The best ``top_k`` lexical documents of each query visible in ``scope`` (and in
-        ``project_key`` if set) with a positive score, scored with :func:`brain_graph.core.bm25.score`
+        """The best ``top_k`` lexical documents of each query visible in ``scope`` that pass
+        ``seed_filter`` (as :meth:`query`) with a positive score, scored with :func:`brain_graph.core.bm25.score`
         over the statistics of all the tenant's documents in the query's profile (visible or not),
         ordered by score descending then node id. Raises
         :class:`~brain_graph.core.errors.InvalidRequestError` on a backend without lexical documents
         (``supports_lexical`` False). One round trip for all queries."""
+        ...
+
+    def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
+        """Whether ``seed_filter``'s recency part leaves out some vector of ``profile_ids`` visible in
+        ``scope`` for having no update time (:meth:`~brain_graph.core.filters.SeedFilter.untimed`);
+        False without a recency part. One round trip at most."""
         ...
 
 
@@ -324,13 +360,15 @@ class Seeds:
     reach in some of the queried profiles, when the backend read it with them (else None: the caller
     asks :meth:`SearchReads.similarity`); ``lexical``, the lexical hits when lexical queries were
     asked for, one per node (its best profile), the best ``top_k`` visible, ordered as ``hits`` (their
-    nodes in ``nodes``, their links in ``links``)."""
+    nodes in ``nodes``, their links in ``links``); ``untimed``, :meth:`VectorIndex.untimed` of the
+    queried profiles (vector and lexical) under the seed filter."""
 
     hits: list[VectorHit]
     nodes: dict[str, NodeRecord]
     links: list[Link] | None
     scored: ScoredNeighbors | None = None
     lexical: list[VectorHit] = field(default_factory=list)
+    untimed: bool = False  # VectorIndex.untimed of the queried profiles
 
 
 @dataclass(frozen=True)
@@ -380,6 +418,17 @@ class SearchContext:
     texts: dict[str, Mapping[str, FieldHead]]
 
 
+def refuse_facets(seed_filter: SeedFilter, backend: str) -> None:
+    """Raise :class:`~brain_graph.core.errors.InvalidRequestError` naming the first facet part of
+    ``seed_filter`` that is set, for a backend that cannot filter on facets."""
+    from brain_graph.core.errors import InvalidRequestError
+
+    if seed_filter.narrowed_facets:
+        raise InvalidRequestError(
+            f"filter.{seed_filter.narrowed_facets[0]}", f"the {backend} backend cannot filter on it"
+        )
+
+
 def best_hits(raw: Sequence[VectorHit], top_k: int) -> list[VectorHit]:
     """One hit per node (its best profile: score, then profile id), the best ``top_k`` ordered by score
     descending, then node id."""
@@ -403,14 +452,15 @@ class SearchReads(Protocol):
         queries: Sequence[VectorQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
         lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
         """:meth:`VectorIndex.query` (no request without ``queries``) and :meth:`VectorIndex.lexical`
-        of ``lexical`` (none without), :func:`best_hits` of each, :meth:`GraphStore.get_nodes` of those
+        of ``lexical`` (none without) under ``seed_filter``, :meth:`VectorIndex.untimed` when it has a
+        recency part, :func:`best_hits` of each, :meth:`GraphStore.get_nodes` of those
         hits (the invisible dropped), then, when ``link_types`` is not empty, :meth:`GraphStore.links`
         of the visible hits of both over ``link_types`` with ``max_degree``, and optionally
         (``Seeds.scored``) :meth:`VectorIndex.similarity` of the nodes those links reach, in some of

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.passage_heads import FieldHead
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
@@ -29,6 +30,11 @@ def cited_ids(ranked: Sequence[str], visible: set[str], passages: int) -> list[s
     return [node_id for node_id in ranked if node_id in visible][: max(0, passages)]
 
 
+def searched_profiles(queries: Sequence[VectorQuery], lexical: Sequence[LexicalQuery]) -> list[str]:
+    """The profiles a seeds read queries, vector and lexical, in first-seen order."""
+    return list(dict.fromkeys([*(query.profile_id for query in queries), *(query.profile_id for query in lexical)]))
+
+
 class ComposedSearchReads:
     """:class:`~brain_graph.stores.base.SearchReads` made of the stores' single reads: the round trips
     of the reads it calls, in the order the protocol documents."""
@@ -43,16 +49,19 @@ class ComposedSearchReads:
         queries: Sequence[VectorQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
         lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
-        raw = self._vectors.query(queries, scope=scope, project_key=project_key, top_k=top_k) if queries else []
+        raw = self._vectors.query(queries, scope=scope, seed_filter=seed_filter, top_k=top_k) if queries else []
         ranked = best_hits(raw, top_k)
         raw_lexical = (
-            self._vectors.lexical(lexical, scope=scope, project_key=project_key, top_k=top_k) if lexical else []
+            self._vectors.lexical(lexical, scope=scope, seed_filter=seed_filter, top_k=top_k) if lexical else []
+        )
+        untimed = seed_filter.updated_after is not None and self._vectors.untimed(
+            searched_profiles(queries, lexical), scope=scope, seed_filter=seed_filter
         )
         ranked_lexical = best_hits(raw_lexical, top_k)
         sought = list(dict.fromkeys(hit.node_id for hit in [*ranked, *ranked_lexical]))
@@ -63,7 +72,7 @@ class ComposedSearchReads:
         if link_types:
             frontier = list(dict.fromkeys(hit.node_id for hit in [*hits, *lexical_hits]))
             links = self._graph.links(frontier, scope=scope, edge_types=link_types, max_degree=max_degree).links
-        return Seeds(hits, nodes, links, lexical=lexical_hits)
+        return Seeds(hits, nodes, links, lexical=lexical_hits, untimed=untimed)
 
     def hop(
         self,

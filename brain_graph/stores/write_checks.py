@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from brain_graph.core.contracts import MAX_PROJECT_CHARS, MAX_TENANT_CHARS, identifier_problem
 from brain_graph.core.errors import ConfigurationError, DatasetError
+from brain_graph.core.filters import parse_timestamp
 from brain_graph.core.security import parse_acl_entry, text_problem
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord, VectorValues
@@ -35,6 +36,10 @@ MAX_JSON_DEPTH = 32
 MAX_FLOAT32 = 3.4028234663852886e38  # vectors are stored as float32 on every backend
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1  # JSON integers every backend and JSON encoder (orjson) can hold
 MAX_URL_CHARS = 2_048
+MAX_TAGS = 64
+MAX_LABEL_CHARS = 128  # a tag or namespace
+MIN_TIMESTAMP = parse_timestamp("0001-01-01T00:00:00Z")
+MAX_TIMESTAMP = parse_timestamp("9999-12-31T23:59:59.999999Z")
 URL_SCHEMES = frozenset({"http", "https"})
 # An absolute http(s) URL whose host is ASCII letters, digits, dots and hyphens, without user info or
 # port: urlsplit reads it as scheme http(s), that host (non-empty) and no port, so it needs no split.
@@ -187,8 +192,32 @@ def _node_problem(node: NodeRecord) -> str | None:
         ("text", _json_problem(dict(node.text))),
         ("properties", _json_problem(dict(node.properties))),
         ("secured", _flag_problem(node.secured)),
+        ("namespace", None if node.namespace is None else _label_problem(node.namespace)),
+        ("tags", _tags_problem(node.tags)),
+        ("updatedAt", None if node.updated_at is None else _timestamp_problem(node.updated_at)),
     ]
     return _first_problem(checks) or _acl_problem(node.acl, node.secured)
+
+
+def _label_problem(value: object) -> str | None:
+    """Why a tag or namespace is refused: what an identifier refuses (blank, too long, white space at
+    either end, control or format characters)."""
+    if not isinstance(value, str):
+        return f"must be a string (got {type(value).__name__})"
+    return _identifier(value, MAX_LABEL_CHARS)
+
+
+def _tags_problem(tags: Sequence[str]) -> str | None:
+    if len(tags) > MAX_TAGS:
+        return f"must hold at most {MAX_TAGS} tags (got {len(tags)})"
+    return next((f"entry {_cut(tag)!r} {problem}" for tag in tags if (problem := _label_problem(tag))), None)
+
+
+def _timestamp_problem(value: object) -> str | None:
+    """Why an update time is refused: not an integer of microseconds within years 1 to 9999."""
+    if type(value) is not int or not MIN_TIMESTAMP <= value <= MAX_TIMESTAMP:
+        return "must be a time in years 1 to 9999 (microseconds since the Unix epoch)"
+    return None
 
 
 def _flag_problem(value: object) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     EdgeRecord,
@@ -128,7 +129,9 @@ class Harness:
     ) -> list[tuple[str, str, float]]:
         """(profile, node, score) of the hits, in the order returned."""
         queries = [VectorQuery(profile, list(vector), EMBEDDER) for profile in profiles]
-        hits = self.backend.vector_index.query(queries, scope=scope, project_key=project_key, top_k=top_k)
+        hits = self.backend.vector_index.query(
+            queries, scope=scope, seed_filter=SeedFilter(project_key=project_key), top_k=top_k
+        )
         return [(hit.profile_id, hit.node_id, hit.score) for hit in hits]
 
 

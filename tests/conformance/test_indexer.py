@@ -14,6 +14,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.core.errors import DatasetError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.hashing import content_hash
@@ -89,7 +90,7 @@ def assert_in_step(h: Harness, profiles: ProfileRegistry, tenant: str = "t1") ->
         assert {s.node_id: (s.content_hash, s.project_key, s.secured, tuple(s.acl)) for s in states} == expected
         query = VectorQuery(profile.profile_id, [1.0] * profile.dimension, identity.embedder_name)
         hits = h.backend.vector_index.query(
-            [query], scope=AccessScope(h.t(tenant), all_secured=True), project_key=None, top_k=100
+            [query], scope=AccessScope(h.t(tenant), all_secured=True), seed_filter=SeedFilter(), top_k=100
         )
         assert sorted(hit.node_id for hit in hits) == sorted(expected)
 
@@ -130,7 +131,7 @@ def test_an_updated_node_is_re_embedded_alone_and_a_deleted_one_loses_its_vector
     assert (deleted.nodes, deleted.deleted) == (1, 1)
     scope = AccessScope(harness.t("t1"), all_secured=True)
     query = VectorQuery(WORK, old_vector, EMBEDDER)
-    hits = harness.backend.vector_index.query([query], scope=scope, project_key=None, top_k=100)
+    hits = harness.backend.vector_index.query([query], scope=scope, seed_filter=SeedFilter(), top_k=100)
     assert "b" not in {hit.node_id for hit in hits}
     assert harness.backend.vector_index.similarity([query], ["b", "a"], scope=scope)[0].node_id == "a"
     assert harness.backend.graph_store.edges_among(["a", "b"], scope=scope, edge_types=["DEPENDS_ON"]) == []
@@ -159,7 +160,7 @@ def test_a_changed_acl_updates_the_vector_metadata(harness: Harness) -> None:
     assert_in_step(harness, profiles)
     public = AccessScope(harness.t("t1"))
     query = VectorQuery(WORK, [1.0] * DIM, EMBEDDER)
-    visible = harness.backend.vector_index.query([query], scope=public, project_key=None, top_k=100)
+    visible = harness.backend.vector_index.query([query], scope=public, seed_filter=SeedFilter(), top_k=100)
     assert "a" not in {hit.node_id for hit in visible}
 
 
@@ -262,6 +263,9 @@ def test_vectors_take_their_filters_from_the_graph_whatever_a_writer_computed(ha
     assert (states["d"].secured, tuple(states["d"].acl)) == (True, ("user:alice",))
     assert "gone" not in states
     public = harness.backend.vector_index.query(
-        [VectorQuery(WORK, [1.0] * DIM, EMBEDDER)], scope=AccessScope(harness.t("t1")), project_key=None, top_k=100
+        [VectorQuery(WORK, [1.0] * DIM, EMBEDDER)],
+        scope=AccessScope(harness.t("t1")),
+        seed_filter=SeedFilter(),
+        top_k=100,
     )
     assert "d" not in {hit.node_id for hit in public}

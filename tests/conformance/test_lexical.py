@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from brain_graph.core import bm25
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import Principal
 from brain_graph.stores import VectorQuery
 from brain_graph.stores.base import LexicalQuery, NodeRecord, VectorRecord
@@ -51,7 +52,10 @@ def expected(documents: Mapping[str, str], query: str, top_k: int = 10, among: S
 
 def search(harness: Harness, scope, query: str, *, profile: str = WORK, project_key=None, top_k: int = 10) -> list:
     hits = harness.backend.vector_index.lexical(
-        [LexicalQuery(profile, bm25.query_terms(query))], scope=scope, project_key=project_key, top_k=top_k
+        [LexicalQuery(profile, bm25.query_terms(query))],
+        scope=scope,
+        seed_filter=SeedFilter(project_key=project_key),
+        top_k=top_k,
     )
     assert all(hit.profile_id == profile for hit in hits)
     return [(hit.node_id, hit.score) for hit in hits]
@@ -75,7 +79,7 @@ def test_scores_are_the_shared_formula_over_the_tenant_documents(harness: Harnes
 def test_no_term_in_common_finds_nothing(harness: Harness) -> None:
     load_texts(harness)
     assert search(harness, harness.scope("t1"), "kubernetes") == []
-    assert harness.backend.vector_index.lexical([], scope=harness.scope("t1"), project_key=None, top_k=5) == []
+    assert harness.backend.vector_index.lexical([], scope=harness.scope("t1"), seed_filter=SeedFilter(), top_k=5) == []
 
 
 def test_an_id_finds_its_node_first(harness: Harness) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from brain_graph.core.errors import DatasetError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.vocabulary import WORK_ITEM
 from brain_graph.embedding.profiles import default_profiles
 from brain_graph.indexing.dataset import load_dataset, read_dataset
@@ -105,7 +106,7 @@ def test_a_lone_surrogate_in_a_dataset_file_is_refused(harness: Harness, tmp_pat
 
     def state() -> tuple[object, ...]:
         scope = harness.scope("t1")
-        hits = harness.backend.vector_index.query(query, scope=scope, project_key=None, top_k=5)
+        hits = harness.backend.vector_index.query(query, scope=scope, seed_filter=SeedFilter(), top_k=5)
         return snapshot(harness, "t1", ids), harness.backend.graph_store.get_nodes(ids, scope=scope), hits
 
     before = state()

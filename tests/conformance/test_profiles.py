@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.stores import EmbeddingMismatchError, ProfileIndexInfo, VectorQuery
 from tests.conformance.conftest import Harness
 
@@ -46,7 +47,7 @@ def load(
 
 def hits(harness: Harness, profile: str, tenant: str, embedder: str, dimension: int) -> list[tuple[str, float]]:
     query = [VectorQuery(profile, [1.0] + [0.0] * (dimension - 1), embedder)]
-    found = harness.backend.vector_index.query(query, scope=harness.scope(tenant), project_key=None, top_k=5)
+    found = harness.backend.vector_index.query(query, scope=harness.scope(tenant), seed_filter=SeedFilter(), top_k=5)
     return [(hit.node_id, hit.score) for hit in found]
 
 

@@ -6,6 +6,7 @@ from array import array
 
 import pytest
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.scoring import cosine, similarity_from_cosine
 from brain_graph.core.security import Principal
 from brain_graph.stores import EmbeddingMismatchError, VectorQuery
@@ -20,7 +21,7 @@ def expected_score(query: list[float], stored: list[float]) -> float:
 
 def test_empty_store_returns_nothing(harness: Harness) -> None:
     assert harness.query(harness.scope("t1"), Q, profiles=(WORK, DOC)) == []
-    assert harness.backend.vector_index.query([], scope=harness.scope("t1"), project_key=None, top_k=5) == []
+    assert harness.backend.vector_index.query([], scope=harness.scope("t1"), seed_filter=SeedFilter(), top_k=5) == []
 
 
 def test_scores_are_bit_identical_to_the_reference_formula(harness: Harness) -> None:
@@ -132,9 +133,13 @@ def test_embedding_mismatch_raises(harness: Harness) -> None:
     index = harness.backend.vector_index
     for scope in (harness.scope("t1"), harness.scope("t-without-data")):
         with pytest.raises(EmbeddingMismatchError, match="dimension"):
-            index.query([VectorQuery(WORK, [1.0] * (DIM + 1), EMBEDDER)], scope=scope, project_key=None, top_k=3)
+            index.query(
+                [VectorQuery(WORK, [1.0] * (DIM + 1), EMBEDDER)], scope=scope, seed_filter=SeedFilter(), top_k=3
+            )
         with pytest.raises(EmbeddingMismatchError, match="other-embedder"):
-            index.query([VectorQuery(WORK, [1.0] * DIM, "other-embedder")], scope=scope, project_key=None, top_k=3)
+            index.query(
+                [VectorQuery(WORK, [1.0] * DIM, "other-embedder")], scope=scope, seed_filter=SeedFilter(), top_k=3
+            )
     # a profile that was never indexed is not checked and has no hits
     unknown = [VectorQuery(f"{WORK}.never", [1.0] * 7, "whatever")]
-    assert index.query(unknown, scope=harness.scope("t1"), project_key=None, top_k=3) == []
+    assert index.query(unknown, scope=harness.scope("t1"), seed_filter=SeedFilter(), top_k=3) == []

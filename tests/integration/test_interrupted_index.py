@@ -29,6 +29,7 @@ import pytest
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.embedding.profiles import default_profiles
 from brain_graph.indexing.dataset import GraphRecords, load_dataset
@@ -156,7 +157,7 @@ def unfound(backend: Neo4jWeaviateBackend, tenant: str, indexes: Sequence[int]) 
     missing = []
     for index, vector in zip(indexes, vectors, strict=True):
         query = VectorQuery(PROFILE, vector, embedder_name)
-        hits = backend.vector_index.query([query], scope=scope, project_key=None, top_k=3)
+        hits = backend.vector_index.query([query], scope=scope, seed_filter=SeedFilter(), top_k=3)
         if node(tenant, index).node_id not in {hit.node_id for hit in hits}:
             missing.append(node(tenant, index).node_id)
     return missing

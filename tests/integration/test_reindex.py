@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores import EmbeddingMismatchError, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from tests.integration.servers import connect, unique_prefix
@@ -30,7 +31,10 @@ def test_embedder_change_on_the_server() -> None:
 
     def query(tenant: str, dimension: int, embedder: str) -> list[str]:
         hits = backend.vector_index.query(
-            [VectorQuery(profile, [1.0] * dimension, embedder)], scope=AccessScope(tenant), project_key=None, top_k=3
+            [VectorQuery(profile, [1.0] * dimension, embedder)],
+            scope=AccessScope(tenant),
+            seed_filter=SeedFilter(),
+            top_k=3,
         )
         return [hit.node_id for hit in hits]
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores import EdgeRecord, NodeRecord, ProfileIndexInfo, VectorHit, VectorQuery, VectorRecord
 from brain_graph.stores.base import ChangeSet, Seeds, VectorKey
@@ -53,7 +54,7 @@ def records(
 def seeds(backend: Neo4jWeaviateBackend, tenant: str, profile: str, scope: AccessScope | None = None) -> Seeds:
     query = VectorQuery(profile, VECTORS["hit"], EMBEDDER)
     return backend.search_reads.seeds(
-        [query], scope=scope or AccessScope(tenant), project_key=None, top_k=1, link_types=[LINK], max_degree=50
+        [query], scope=scope or AccessScope(tenant), seed_filter=SeedFilter(), top_k=1, link_types=[LINK], max_degree=50
     )
 
 

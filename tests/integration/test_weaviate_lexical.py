@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from brain_graph.core import bm25
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     ChangeSet,
@@ -123,7 +124,10 @@ def lexical(
     top_k: int = 10,
 ) -> list[tuple[str, float]]:
     hits = backend.vector_index.lexical(
-        [LexicalQuery(profile, bm25.query_terms(query))], scope=scope, project_key=project_key, top_k=top_k
+        [LexicalQuery(profile, bm25.query_terms(query))],
+        scope=scope,
+        seed_filter=SeedFilter(project_key=project_key),
+        top_k=top_k,
     )
     assert all(hit.profile_id == profile for hit in hits)
     return [(hit.node_id, hit.score) for hit in hits]
@@ -142,7 +146,7 @@ def test_scores_are_the_shared_formula_over_the_tenant_documents(
     assert lexical(backend, scope, "kubernetes") == []
     assert lexical(backend, scope, "payment", profile=DOC) == []  # no document in that profile
     assert lexical(backend, AccessScope(tenants[2]), "payment") == []  # a tenant without data
-    assert backend.vector_index.lexical([LexicalQuery(WORK, ())], scope=scope, project_key=None, top_k=5) == []
+    assert backend.vector_index.lexical([LexicalQuery(WORK, ())], scope=scope, seed_filter=SeedFilter(), top_k=5) == []
     states = {state.node_id: state.lexical for state in backend.index_store.vector_states(tenants[0], WORK)}
     assert states == {f"acme:work:{key}": key != "G-7" for key in texts}
 
@@ -290,7 +294,7 @@ def test_round_trips_do_not_depend_on_top_k(
 
     def lexical_trips(top_k: int) -> tuple[dict[str, int], list[VectorHit]]:
         before = backend.round_trips()
-        hits = backend.vector_index.lexical(queries, scope=scope, project_key=None, top_k=top_k)
+        hits = backend.vector_index.lexical(queries, scope=scope, seed_filter=SeedFilter(), top_k=top_k)
         after = backend.round_trips()
         return {key: after[key] - before[key] for key in after}, hits
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import pytest
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.passage_heads import read_heads
 from brain_graph.core.security import AccessScope
 from brain_graph.core.vocabulary import CLUSTER, DOC, IN_CLUSTER
@@ -232,4 +233,4 @@ def test_values_json_cannot_carry_are_read_row_by_row_as_before(tmp_path: Path) 
     assert _aggregated_reads(store, ids, scope) == whole
     assert store.round_trips()["sqlite"] == counted + 2 * 3 + 1  # nodes, edges, clusters fell back; links not
     with pytest.raises(EmbeddingMismatchError, match="dimension"):
-        store.query([VectorQuery("p", [1.0], "e")], scope=scope, project_key=None, top_k=5)
+        store.query([VectorQuery("p", [1.0], "e")], scope=scope, seed_filter=SeedFilter(), top_k=5)

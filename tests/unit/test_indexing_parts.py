@@ -4,12 +4,14 @@ failures, reports."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.filters import NodeFacets
 from brain_graph.embedding.profiles import default_profiles, profile_text
 from brain_graph.indexing.batches import embed_texts
 from brain_graph.indexing.changes import vector_changes
@@ -48,9 +50,15 @@ def test_the_content_hash_changes_with_the_text_the_model_and_the_dimension() ->
 
 
 def test_a_vector_is_current_only_with_the_same_hash_and_filter_metadata() -> None:
-    node = NodeRecord("t", "n", "x", "P", None, None, secured=True, acl=("user:a", "group:g"))
-    state = VectorState("n", "h", "P", True, ("group:g", "user:a"))
+    node = NodeRecord(
+        "t", "n", "x", "P", None, None, secured=True, acl=("user:a", "group:g"), tags=("Ops",), updated_at=5
+    )
+    facets = NodeFacets("x", None, ("ops",), 5)
+    state = VectorState("n", "h", "P", True, ("group:g", "user:a"), facets=facets)
     assert is_current(state, node, "h")
+    for changed in (replace(facets, node_type="y"), replace(facets, tags=()), replace(facets, updated_at=None)):
+        assert not is_current(replace(state, facets=changed), node, "h")
+    assert not is_current(state, replace(node, namespace="docs"), "h")
     assert not is_current(state, node, "other")
     assert not is_current(None, node, "h")
     assert not is_current(VectorState("n", "h", "Q", True, ("group:g", "user:a")), node, "h")
@@ -102,8 +110,8 @@ def test_an_unsearchable_vector_is_deleted_and_written_again_even_when_current()
 
     def states() -> dict[str, VectorState]:
         return {
-            "a": VectorState("a", text_hash["a"], "P", False, ()),
-            "b": VectorState("b", text_hash["b"], "P", False, (), searchable=False),
+            "a": VectorState("a", text_hash["a"], "P", False, (), facets=NodeFacets("cdm.doc")),
+            "b": VectorState("b", text_hash["b"], "P", False, (), searchable=False, facets=NodeFacets("cdm.doc")),
         }
 
     for full in (False, True):

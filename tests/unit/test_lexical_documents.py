@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from brain_graph.core import bm25
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.embedding.profiles import profile_text
 from brain_graph.indexing.changes import vector_changes
@@ -36,7 +37,7 @@ def test_a_lexical_search_finds_a_node_by_its_own_words(tmp_path: Path) -> None:
     services = make_store(tmp_path, SMALL_GRAPH)
     scope = AccessScope("t1")
     query = LexicalQuery("cdm.work.summary", bm25.query_terms("invoices CSV"))
-    hits = services.backend.vector_index.lexical([query], scope=scope, project_key=None, top_k=3)
+    hits = services.backend.vector_index.lexical([query], scope=scope, seed_filter=SeedFilter(), top_k=3)
     assert [hit.node_id for hit in hits] == ["w3"]
 
 

@@ -107,9 +107,30 @@ def test_accepted_request_is_normalised_once_into_the_state(small_graph: BrainSe
     state = small_graph.invoke(request("token", topK=3), output_keys=["request", "filter", "options"])
     assert state["request"] == {
         "queryText": "token",
-        "filter": {"tenantId": "t1", "projectKey": None, "profileKindIn": None, "secured": False},
+        "filter": {
+            "tenantId": "t1",
+            "projectKey": None,
+            "profileKindIn": None,
+            "secured": False,
+            "nodeTypes": None,
+            "namespaces": None,
+            "tags": None,
+            "updatedAfter": None,
+            "maxAgeDays": None,
+            "asOf": None,
+        },
         "options": SEED_OPTION_DEFAULTS | {"topK": 3, "retrievalMode": "hybrid"},  # the embedded store's default
         "profileIds": ["cdm.doc.body", "cdm.work.summary"],
+        "filtersApplied": {
+            "projectKey": None,
+            "profileKinds": ["doc", "work"],
+            "nodeTypes": None,
+            "namespaces": None,
+            "tags": None,
+            "updatedAfter": None,
+            "maxAgeDays": None,
+            "asOf": None,
+        },
     }
     assert state["filter"] == {"tenantId": "t1", "secured": False}  # the input as sent, never reshaped
     assert state["options"] == {"topK": 3}

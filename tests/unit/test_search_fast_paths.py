@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.core.text import MEMO_MAX_CHARS, _fit, code_span, code_span_of, escape_inline, inline, one_line
 from brain_graph.pipeline.ranking import GraphScoring, SupportTable, adjusted_score
@@ -109,7 +110,7 @@ def one_node_store(path: Path, node_id: str) -> None:
 
 def found(store: EmbeddedStore) -> list[str]:
     hits = store.query(
-        [VectorQuery("work", [1.0, 0.0], "test-embedder")], scope=AccessScope("t1"), project_key=None, top_k=5
+        [VectorQuery("work", [1.0, 0.0], "test-embedder")], scope=AccessScope("t1"), seed_filter=SeedFilter(), top_k=5
     )
     return [hit.node_id for hit in hits]
 

@@ -18,7 +18,15 @@ def test_updates_carry_every_key_a_step_wrote(small_graph: BrainSearchGraph) -> 
     assert [next(iter(update)) for update in updates] == list(NODE_NAMES)
     by_step: dict[str, Any] = {step: value for update in updates for step, value in update.items()}
     assert set(by_step["embed"]) == {"request", "queryVectors", "callerKey"}
-    assert set(by_step["retrieve"]) == {"hits", "nodeRecords", "seedLinks", "seedScores", "hitSources"}
+    assert set(by_step["retrieve"]) == {
+        "hits",
+        "nodeRecords",
+        "seedLinks",
+        "seedScores",
+        "hitSources",
+        "filtersApplied",
+        "warnings",
+    }
     assert set(by_step["expand"]) == {
         "graphNodes",
         "graphEdges",

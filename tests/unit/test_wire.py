@@ -30,7 +30,11 @@ def test_wire_exports_each_state_form_with_the_fields_of_its_model_in_order() ->
 def test_the_graph_output_is_the_state_form_of_the_result() -> None:
     assert BrainSearchOutput is wire.BrainSearchOutput
     assert STATE_FORMS[BrainSearchResult].name == "BrainSearchOutput"
-    assert list(get_type_hints(wire.SearchRequest)) == [*get_type_hints(wire.SearchRequestFields), "profileIds"]
+    assert list(get_type_hints(wire.SearchRequest)) == [
+        *get_type_hints(wire.SearchRequestFields),
+        "profileIds",
+        "filtersApplied",
+    ]
     assert STATE_FORMS[BrainSearchRequest].name == "SearchRequestFields"
 
 
@@ -42,7 +46,7 @@ def test_a_search_writes_the_serialised_contracts(small_graph: BrainSearchGraph)
         step: value for update in small_graph.stream(search, stream_mode="updates") for step, value in update.items()
     }
     written = updates["embed"]["request"]
-    fields = {key: value for key, value in written.items() if key != "profileIds"}
+    fields = {key: value for key, value in written.items() if key not in ("profileIds", "filtersApplied")}
     assert BrainSearchRequest.model_validate(fields).to_wire() == fields
     output = small_graph.invoke(search)
     assert all(output[key] for key in ("hits", "candidates", "graphEdges", "episodes", "passages"))

@@ -50,6 +50,7 @@ from pydantic_core import PydanticUndefined
 from brain_graph.core.contracts import (
     BrainCandidateSupport,
     BrainCandidateVia,
+    BrainFiltersApplied,
     BrainGraphEdge,
     BrainGraphNode,
     BrainPromptPack,
@@ -62,6 +63,7 @@ from brain_graph.core.contracts import (
     BrainSearchOptionsInput,
     BrainSearchRequest,
     BrainSearchResult,
+    BrainSearchWarning,
     GraphQL,
 )
 
@@ -82,6 +84,8 @@ OUTPUT_TYPES: tuple[type[BaseModel], ...] = (
     BrainCandidateSupport,
     BrainScoringBreakdown,
     BrainSearchCandidate,
+    BrainFiltersApplied,
+    BrainSearchWarning,
     BrainSearchResult,
 )
 _Named = GraphQLScalarType | GraphQLInputObjectType | GraphQLObjectType

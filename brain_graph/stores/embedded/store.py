@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, LiteralString, NamedTuple
 
 from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.passage_heads import HEADS_PREFIX, FieldHead, read_heads
 from brain_graph.core.security import AccessScope
 from brain_graph.core.vocabulary import CLUSTER, IN_CLUSTER
@@ -33,6 +34,7 @@ from brain_graph.stores.base import (
     VectorQuery,
     VectorRecord,
     edge_sort_key,
+    refuse_facets,
 )
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
@@ -310,10 +312,12 @@ class EmbeddedStore:
     # -- VectorIndex ---------------------------------------------------------------------------
 
     def query(
-        self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, queries: Sequence[VectorQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """Exact search over in-memory matrices of the tenant's vectors (:mod:`.vectors`), read from the
         file once per data version; two statements when they are cached (profiles, data version)."""
+        refuse_facets(seed_filter, self.name)
+        project_key = seed_filter.project_key
         matrices = self._matrices(queries, scope)
         return [
             VectorHit(node_id, query.profile_id, score)
@@ -340,12 +344,19 @@ class EmbeddedStore:
             for node_id, score in matrices[query.profile_id].scores_of(query.vector, node_ids, scope=scope)
         ]
 
+    def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
+        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`."""
+        refuse_facets(seed_filter, self.name)
+        return False
+
     def lexical(
-        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """BM25 over in-memory postings of the tenant's lexical documents (:mod:`.lexical`), read from the
         file once per data version into the cache the vector matrices use; one statement when cached
         (the data version)."""
+        refuse_facets(seed_filter, self.name)
+        project_key = seed_filter.project_key
         wanted = [query for query in queries if query.terms]
         if not wanted:
             return []

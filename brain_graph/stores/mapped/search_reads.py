@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.passage_heads import FieldHead
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
@@ -44,15 +45,15 @@ class MappedSearchReads(ComposedSearchReads):
         queries: Sequence[VectorQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
         lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
         if lexical:
-            self._index.lexical(lexical, scope=scope, project_key=project_key, top_k=top_k)  # refused
-        ranked = best_hits(self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k), top_k)
+            self._index.lexical(lexical, scope=scope, seed_filter=seed_filter, top_k=top_k)  # refused
+        ranked = best_hits(self._index.query(queries, scope=scope, seed_filter=seed_filter, top_k=top_k), top_k)
         indexed = self._index.indexed(queries) if link_types else []
         found = self._mapped.reach(
             [hit.node_id for hit in ranked],

@@ -18,8 +18,16 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from brain_graph.core.errors import InvalidRequestError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import LexicalQuery, ProfileIndexInfo, ScoredNeighbors, VectorHit, VectorQuery
+from brain_graph.stores.base import (
+    LexicalQuery,
+    ProfileIndexInfo,
+    ScoredNeighbors,
+    VectorHit,
+    VectorQuery,
+    refuse_facets,
+)
 from brain_graph.stores.exact import exact_scores
 from brain_graph.stores.identity import check_query_matches
 from brain_graph.stores.mapped.graph import MappedGraph
@@ -76,8 +84,13 @@ class MappedVectorIndex:
             if isinstance(source := self._sources.get(query.profile_id), Neo4jIndexSource)
         ]
 
+    def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
+        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`."""
+        refuse_facets(seed_filter, "mapped")
+        return False
+
     def lexical(
-        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """Refused: a mapped graph has no lexical documents of brain-graph's."""
         raise InvalidRequestError(
@@ -85,10 +98,12 @@ class MappedVectorIndex:
         )
 
     def query(
-        self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, queries: Sequence[VectorQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """Each profile's best ``top_k`` visible candidates: a Neo4j index's candidates, the other
         sources' candidates checked, all in one graph statement (plus one request per other source)."""
+        refuse_facets(seed_filter, "mapped")
+        project_key = seed_filter.project_key
         if top_k <= 0:
             return []
         limit = candidate_limit(top_k)

@@ -31,6 +31,7 @@ from pydantic_settings import BaseSettings
 
 from brain_graph.core.environment import ENV_CONFIG, read_settings
 from brain_graph.core.errors import BackendUnavailableError, BrainGraphError, one_line_message
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     ChangeSet,
@@ -43,6 +44,7 @@ from brain_graph.stores.base import (
     VectorQuery,
     VectorRecord,
     VectorState,
+    refuse_facets,
 )
 from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 from brain_graph.stores.neo4j_weaviate.neo4j.changes import GraphChanges
@@ -95,17 +97,25 @@ class CurrentGenerationIndex:
         self._index = index
 
     def query(
-        self, queries: Sequence[VectorQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, queries: Sequence[VectorQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """See :meth:`brain_graph.stores.base.VectorIndex.query`: one Neo4j statement (the generation),
         then one concurrent Weaviate request per profile."""
         if not queries:
             return []
         generation = self._generations.current_generation(scope.tenant_id)
-        return self._index.query(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
+        refuse_facets(seed_filter, "neo4j-weaviate")
+        return self._index.query(
+            queries, scope=scope, project_key=seed_filter.project_key, top_k=top_k, generation=generation
+        )
+
+    def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
+        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`."""
+        refuse_facets(seed_filter, "neo4j-weaviate")
+        return False
 
     def lexical(
-        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, queries: Sequence[LexicalQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """See :meth:`brain_graph.stores.base.VectorIndex.lexical`: one Neo4j statement (the generation),
         then one Weaviate round (a BM25 request per query and one statistics request,
@@ -113,7 +123,10 @@ class CurrentGenerationIndex:
         if not queries:
             return []
         generation = self._generations.current_generation(scope.tenant_id)
-        return self._index.lexical(queries, scope=scope, project_key=project_key, top_k=top_k, generation=generation)
+        refuse_facets(seed_filter, "neo4j-weaviate")
+        return self._index.lexical(
+            queries, scope=scope, project_key=seed_filter.project_key, top_k=top_k, generation=generation
+        )
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     ContextRequest,
@@ -37,6 +38,7 @@ from brain_graph.stores.base import (
     VectorHit,
     VectorQuery,
     best_hits,
+    refuse_facets,
 )
 from brain_graph.stores.neo4j_weaviate.generation_cache import GenerationCache
 from brain_graph.stores.neo4j_weaviate.neo4j.generations import Neo4jGenerations
@@ -61,12 +63,14 @@ class ServerSearchReads:
         queries: Sequence[VectorQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         link_types: Sequence[str],
         max_degree: int,
         lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
+        refuse_facets(seed_filter, "neo4j-weaviate")
+        project_key = seed_filter.project_key
         tenant = scope.tenant_id
         generation = self._generation(tenant)
         for attempt in range(GENERATION_REDOS + 1):
