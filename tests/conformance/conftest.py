@@ -26,6 +26,7 @@ from brain_graph.stores.base import (
     StorageBackend,
     VectorQuery,
     VectorRecord,
+    node_facets,
 )
 from brain_graph.stores.embedded import EmbeddedStore
 from tests.integration.servers import connect
@@ -85,6 +86,9 @@ class Harness:
         url: str | None = None,
         text: Mapping[str, str] | None = None,
         properties: Mapping[str, Any] | None = None,
+        namespace: str | None = None,
+        tags: Sequence[str] = (),
+        updated_at: int | None = None,
     ) -> NodeRecord:
         return NodeRecord(
             tenant_id=self.t(tenant),
@@ -97,15 +101,27 @@ class Harness:
             acl=tuple(sorted(acl)),
             text=dict(text or {}),
             properties=dict(properties or {}),
+            namespace=namespace,
+            tags=tuple(sorted(set(tags))),
+            updated_at=updated_at,
         )
 
     def edge(self, tenant: str, edge_type: str, source: str, target: str, **properties: Any) -> EdgeRecord:
         return EdgeRecord(self.t(tenant), edge_type, source, target, properties)
 
     @staticmethod
-    def vector(node: NodeRecord, vector: Sequence[float], profile: str = WORK) -> VectorRecord:
+    def vector(node: NodeRecord, vector: Sequence[float], profile: str = WORK, lexical: str = "") -> VectorRecord:
+        """The node's vector in ``profile``, with its facets (and ``lexical`` document)."""
         return VectorRecord(
-            node.tenant_id, node.node_id, profile, node.project_key, node.secured, node.acl, list(vector)
+            node.tenant_id,
+            node.node_id,
+            profile,
+            node.project_key,
+            node.secured,
+            node.acl,
+            list(vector),
+            lexical=lexical,
+            facets=node_facets(node),
         )
 
     def load(
@@ -126,12 +142,12 @@ class Harness:
         profiles: Sequence[str] = (WORK,),
         project_key: str | None = None,
         top_k: int = 10,
+        seed_filter: SeedFilter | None = None,
     ) -> list[tuple[str, str, float]]:
-        """(profile, node, score) of the hits, in the order returned."""
+        """(profile, node, score) of the hits, in the order returned (``seed_filter`` replaces ``project_key``)."""
         queries = [VectorQuery(profile, list(vector), EMBEDDER) for profile in profiles]
-        hits = self.backend.vector_index.query(
-            queries, scope=scope, seed_filter=SeedFilter(project_key=project_key), top_k=top_k
-        )
+        chosen = seed_filter if seed_filter is not None else SeedFilter(project_key=project_key)
+        hits = self.backend.vector_index.query(queries, scope=scope, seed_filter=chosen, top_k=top_k)
         return [(hit.profile_id, hit.node_id, hit.score) for hit in hits]
 
 
