@@ -19,14 +19,14 @@ source, episode member reference, fact and passage the markdown lists carries it
 beyond the citation limit are not listed (one line says how many), and neither are their passages.
 
 Length: every printed field has a limit, so ``len(contextMarkdown) <= context_markdown_bound(limits)``
-whatever the data (195,409 characters at the default limits; typical packs are far smaller).
+whatever the data (219,930 characters at the default limits; typical packs are far smaller).
 """
 
 from __future__ import annotations
 
 from typing import TypedDict
 
-from brain_graph.core.contracts import MAX_MAX_EPISODES, MAX_QUERY_CHARS
+from brain_graph.core.contracts import MAX_FILTER_VALUES, MAX_MAX_EPISODES, MAX_QUERY_CHARS
 from brain_graph.core.text import (
     clean_block,
     clip,
@@ -41,6 +41,7 @@ from brain_graph.core.text import (
 from brain_graph.core.vocabulary import MAX_EDGE_TYPE_CHARS
 from brain_graph.core.wire import (
     Citation,
+    FiltersApplied,
     GraphEdge,
     PromptPack,
     RagPassage,
@@ -65,6 +66,10 @@ QUERY_LINE = "**Query:** {query}"
 SCOPE_LINE = "**Scope:** tenant {tenant}, {scope}"
 SCOPE_PROJECT = "project {project}"
 SCOPE_ALL = "all projects"
+FILTERS_LINE = "**Filters:** {parts}"  # only when retrieval was narrowed beyond the project
+FILTER_PARTS = {"nodeTypes": "node types {values}", "namespaces": "namespaces {values}", "tags": "tags {values}"}
+UPDATED_PART = "updated after {cutoff}"
+FILTER_SEPARATOR = "; "
 EPISODES = "## Episodes"
 EPISODE_LINE = (
     "{index}. **{label}** ({kind}, project {project}) score {score}; {matched} of {size} members match: {refs}{uncited}"
@@ -129,12 +134,28 @@ def header_lines(request: SearchRequest, limits: SearchLimits) -> list[str]:
     """Title, query and scope."""
     project = request["filter"]["projectKey"]
     scope = SCOPE_ALL if project is None else SCOPE_PROJECT.format(project=code_span(project, limits.max_id_chars))
-    return [
+    lines = [
         TITLE,
         "",
         QUERY_LINE.format(query=inline(request["queryText"], QUERY_CHARS)),
         SCOPE_LINE.format(tenant=code_span(request["filter"]["tenantId"], limits.max_id_chars), scope=scope),
     ]
+    parts = filter_parts(request["filtersApplied"], limits)
+    if parts:
+        lines.append(FILTERS_LINE.format(parts=FILTER_SEPARATOR.join(parts)))
+    return lines
+
+
+def filter_parts(applied: FiltersApplied, limits: SearchLimits) -> list[str]:
+    """What narrowed retrieval beyond the project, each value a code span of at most ``max_id_chars``."""
+    parts = []
+    for key, template in FILTER_PARTS.items():
+        values = applied[key]  # type: ignore[literal-required]  # one of the three list keys
+        if values:
+            parts.append(template.format(values=", ".join(code_span(value, limits.max_id_chars) for value in values)))
+    if applied["updatedAfter"] is not None:
+        parts.append(UPDATED_PART.format(cutoff=code_span(applied["updatedAfter"], limits.max_id_chars)))
+    return parts
 
 
 def episode_line(index: int, episode: SearchEpisode, label: str, numbers: dict[str, int], limits: SearchLimits) -> str:
@@ -321,7 +342,8 @@ def context_markdown_bound(limits: SearchLimits) -> int:
     With T, I, K, U the title, id, kind and url limits, C citations, F facts, P passages, E = 50
     episodes, Q = 4,000 (twice the query limit) and X = 64 (edge types), counting one line break per line:
 
-    - header: ``# Brain search context``, query line (Q), scope line (I + ``project `` + I)
+    - header: ``# Brain search context``, query line (Q), scope line (I + ``project `` + I), the
+      filters line (three lists of at most 50 values, each I, and a cutoff I)
     - E episode lines: label T, kind K, project I, score 12, two counts 9, the refs ``[1]..[C]``
       and ``(+N not cited)``
     - C source lines: title T, id I, node type K, three scores 12, how it was reached (two
@@ -350,6 +372,9 @@ def context_markdown_bound(limits: SearchLimits) -> int:
         + max(len(SCOPE_ALL), _template_chars(SCOPE_PROJECT) + ids)
         + 1
     )
+    values = MAX_FILTER_VALUES * (ids + len(", "))
+    header += _template_chars(FILTERS_LINE) + 1 + len(UPDATED_PART.format(cutoff="")) + ids
+    header += sum(len(part.format(values="")) + values + len(FILTER_SEPARATOR) for part in FILTER_PARTS.values())
     episode = _template_chars(EPISODE_LINE) + len(str(MAX_MAX_EPISODES)) + titles + kinds + ids
     episode += SCORE_CHARS + 2 * COUNT_CHARS + refs + 1 + _template_chars(UNCITED) + COUNT_CHARS
     reached = _template_chars(REACHED) + ref + max(_template_chars(a) for a in ARROW.values()) + MAX_EDGE_TYPE_CHARS

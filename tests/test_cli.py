@@ -40,7 +40,10 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
     result = runner.invoke(app, [*args, "--store", str(loaded_store)])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert list(payload) == ["hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"]
+    assert list(payload) == [
+        *("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"),
+        *("filtersApplied", "warnings"),
+    ]
     assert len(payload["hits"]) == 2
     assert set(payload["hits"][0]) == {
         *("nodeId", "nodeType", "profileId", "profileKind", "score", "title", "url"),

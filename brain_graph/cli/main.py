@@ -200,6 +200,30 @@ def search(
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Cite no candidate whose adjusted score is below this.")
     ] = None,
+    node_type: Annotated[
+        list[str] | None,
+        typer.Option("--node-type", help="Retrieve only nodes of this type (repeatable), e.g. cdm.doc."),
+    ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", help="Retrieve only nodes in this namespace (repeatable, case-insensitive)."),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Retrieve only nodes with one of these tags (repeatable, case-insensitive)."),
+    ] = None,
+    updated_after: Annotated[
+        str | None,
+        typer.Option("--updated-after", help="Retrieve only nodes updated at or after this ISO-8601 date or time."),
+    ] = None,
+    max_age_days: Annotated[
+        int | None,
+        typer.Option("--max-age-days", help="Retrieve only nodes updated at most this many days before --as-of."),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", help="The time --max-age-days counts back from (ISO-8601; default BRAIN_GRAPH_CLOCK)."),
+    ] = None,
     public: Annotated[
         bool, typer.Option("--public", help="Search public items only (filter.secured=false); no principal needed.")
     ] = False,
@@ -222,7 +246,18 @@ def search(
         if value is not None
     }
     request = search_input(
-        query, tenant, project_key=project, profile_kinds=kind or None, secured=not public, options=options
+        query,
+        tenant,
+        project_key=project,
+        profile_kinds=kind or None,
+        secured=not public,
+        options=options,
+        node_types=node_type or None,
+        namespaces=namespace or None,
+        tags=tag or None,
+        updated_after=updated_after,
+        max_age_days=max_age_days,
+        as_of=as_of,
     )
     try:
         who = Principal(principal, tuple(group or ())) if principal else None
@@ -238,6 +273,8 @@ def search(
     except BrainGraphError as error:
         raise _fail(error) from None
     result = BrainSearchResult.model_validate(output)
+    for warning in result.warnings:
+        err.print(f"warning: {warning.message}", markup=False, highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
     else:
@@ -255,6 +292,12 @@ SEARCH_FLAGS = {
     "options.maxEpisodes": "--max-episodes",
     "options.retrievalMode": "--mode",
     "options.minScore": "--min-score",
+    "filter.nodeTypes": "--node-type",
+    "filter.namespaces": "--namespace",
+    "filter.tags": "--tag",
+    "filter.updatedAfter": "--updated-after",
+    "filter.maxAgeDays": "--max-age-days",
+    "filter.asOf": "--as-of",
 }
 
 

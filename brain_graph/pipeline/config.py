@@ -19,6 +19,7 @@ from brain_graph.core.errors import ConfigurationError
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.embedding.profiles import PROFILE_IDS, ProfileRegistry, default_profiles
 from brain_graph.embedding.providers import EmbedderSpec, build_embedder, parse_embedder_spec
+from brain_graph.pipeline.filters import deployment_clock
 from brain_graph.pipeline.ranking import SETTING_BOUNDS, WEIGHT, GraphScoring
 from brain_graph.pipeline.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
 from brain_graph.stores.base import StorageBackend
@@ -50,6 +51,7 @@ class Settings(BaseSettings):
         default=None, validation_alias="BRAIN_GRAPH_LEXICAL_WEIGHT"
     )
     retrieval_mode: RetrievalMode | None = Field(default=None, validation_alias="BRAIN_GRAPH_RETRIEVAL_MODE")
+    clock: str = Field(default="", validation_alias="BRAIN_GRAPH_CLOCK")
     hop_decay: Annotated[float, SETTING_BOUNDS["hop_decay"].constraint] = Field(
         default=DEFAULT_SCORING.hop_decay, validation_alias="BRAIN_GRAPH_HOP_DECAY"
     )
@@ -70,6 +72,12 @@ class Settings(BaseSettings):
     seed_ceiling: bool = Field(default=DEFAULT_SCORING.seed_ceiling, validation_alias="BRAIN_GRAPH_SEED_CEILING")
     embedder: str = Field(default="lexical", validation_alias="BRAIN_GRAPH_EMBEDDER")
     profile_embedders: str = Field(default="", validation_alias="BRAIN_GRAPH_PROFILE_EMBEDDERS")
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, value: str) -> str:
+        deployment_clock(value)  # "system", an ISO-8601 time, or "" (none)
+        return value
 
     @field_validator("embedder")
     @classmethod
@@ -229,6 +237,7 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
         ),
         service_principal=settings.service_principal,
         retrieval_mode=settings.retrieval_mode,
+        clock=deployment_clock(settings.clock),
     )
 
 

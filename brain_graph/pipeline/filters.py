@@ -9,6 +9,7 @@ ran. The resolved filter (``filtersApplied``) is what retrieval applies and what
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from brain_graph.core.contracts import BrainSearchFilterInput
@@ -21,6 +22,27 @@ UNTIMED_WARNING = "recency_untimed"
 UNTIMED_MESSAGE = "recency filter skipped results lacking timestamps"
 
 Clock = Callable[[], int]  # microseconds since the Unix epoch, UTC
+SYSTEM_CLOCK = "system"
+
+
+def system_clock() -> int:
+    """The machine's time, in microseconds since the Unix epoch."""
+    return time.time_ns() // 1_000
+
+
+def deployment_clock(setting: str) -> Clock | None:
+    """The clock ``BRAIN_GRAPH_CLOCK`` names: ``system`` (the machine's time, echoed in each result's
+    ``filtersApplied.asOf``), an ISO-8601 time (a fixed request time, for reproducible deployments and
+    tests), or none for ``""``. Raises :class:`ValueError` for anything else."""
+    if not setting:
+        return None
+    if setting == SYSTEM_CLOCK:
+        return system_clock
+    try:
+        fixed = parse_timestamp(setting)
+    except ValueError:
+        raise ValueError(f"must be {SYSTEM_CLOCK!r} or an ISO-8601 time") from None
+    return lambda: fixed
 
 
 def searched_profiles(search_filter: BrainSearchFilterInput, registry: ProfileRegistry) -> tuple[EmbeddingProfile, ...]:

@@ -203,7 +203,7 @@ def outside_fences(markdown: str) -> list[str]:
 
 PACK_LINE = re.compile(
     r"# Brain search context|## (Episodes|Sources|Graph facts|Passages)|\*\*Query:\*\* .+|\*\*Scope:\*\* tenant .+"
-    r"|\d+\. \*\*.+|- \[\d+\] \*\*.+|- \[\d+\] .+ -.+-> \[\d+\] .+|### \[\d+\] .+|_.+_|"
+    r"|\*\*Filters:\*\* .+|\d+\. \*\*.+|- \[\d+\] \*\*.+|- \[\d+\] .+ -.+-> \[\d+\] .+|### \[\d+\] .+|_.+_|"
 )
 
 

@@ -12,9 +12,11 @@ import pytest
 
 from brain_graph.core import text as text_module
 from brain_graph.core.contracts import (
+    MAX_FILTER_VALUES,
     MAX_MAX_EPISODES,
     MAX_QUERY_CHARS,
     MAX_TOP_K,
+    BrainFiltersApplied,
     BrainSearchOptionsInput,
     BrainSearchResult,
 )
@@ -32,6 +34,7 @@ from brain_graph.core.text import (
 from brain_graph.core.vocabulary import MAX_EDGE_TYPE_CHARS
 from brain_graph.core.wire import (
     CandidateVia,
+    FiltersApplied,
     GraphEdge,
     RagPassage,
     ScoringBreakdown,
@@ -153,14 +156,33 @@ def test_passages_through_the_pipeline_are_bounded(tmp_path: Path) -> None:
     assert titles["w1"] == ("Token " * 40)[:199].rstrip() + "…"
 
 
-def _request(query: str, tenant: str, project: str | None, **options: int) -> SearchRequest:
+def _request(
+    query: str, tenant: str, project: str | None, *, applied: FiltersApplied | None = None, **options: int
+) -> SearchRequest:
     """A normalised request as ``embed`` writes it (no validation: the pack must be safe on its own)."""
     defaults = BrainSearchOptionsInput().to_wire()
+    no_filter = BrainFiltersApplied(project_key=project).to_wire()
     return SearchRequest(
         queryText=query,
-        filter=SearchFilter(tenantId=tenant, projectKey=project, profileKindIn=None, secured=False),
+        filter=SearchFilter(tenantId=tenant, projectKey=project, profileKindIn=None, secured=False),  # type: ignore[typeddict-item]
         options={**defaults, **options},  # type: ignore[typeddict-item]
         profileIds=[],
+        filtersApplied=applied if applied is not None else no_filter,  # type: ignore[typeddict-item]
+    )
+
+
+def _maximal_filters() -> FiltersApplied:
+    """Every filter list at its maximum length, each value far over the id limit."""
+    values = [f"{'`' * 500}{n:02d}" for n in range(MAX_FILTER_VALUES)]
+    return FiltersApplied(
+        projectKey=None,
+        profileKinds=[],
+        nodeTypes=values,
+        namespaces=values,
+        tags=values,
+        updatedAfter="`" * 500,
+        maxAgeDays=None,
+        asOf=None,
     )
 
 
@@ -223,7 +245,14 @@ def _maximal_inputs(
     """Hostile maximal inputs: every count at its maximum, every field far over its limit and made
     of characters that escaping doubles; every source reached by the graph through uncited nodes,
     more graph facts than are listed, more candidates than are cited."""
-    req = _request("`" * MAX_QUERY_CHARS, "`" * 10_000, "*\n" * 10_000, topK=MAX_TOP_K, maxEpisodes=MAX_MAX_EPISODES)
+    req = _request(
+        "`" * MAX_QUERY_CHARS,
+        "`" * 10_000,
+        "*\n" * 10_000,
+        applied=_maximal_filters(),
+        topK=MAX_TOP_K,
+        maxEpisodes=MAX_MAX_EPISODES,
+    )
     ids = [f"{'`' * 5_000}{n:03d}" for n in range(MAX_TOP_K + 20)]
     url = "https://x.example/" + "a" * (limits.max_url_chars - 18)
     candidates = [_maximal_candidate(node_id, url, rank) for rank, node_id in enumerate(ids)]
