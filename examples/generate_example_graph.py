@@ -5686,8 +5686,15 @@ def node(
     text: dict[str, str],
     properties: dict[str, Any],
     acl: list[str] | None = None,
+    *,
+    tags: list[str] | None = None,
+    updated_at: str | None = None,
 ) -> dict[str, Any]:
-    """A node in the file's key order; a non-empty acl makes it secured."""
+    """A node in the file's key order; a non-empty acl makes it secured; tags and the update time only
+    when given."""
+    facets: dict[str, Any] = {"tags": tags} if tags else {}
+    if updated_at is not None:
+        facets["updatedAt"] = updated_at
     return {
         "tenantId": tenant,
         "id": node_id,
@@ -5699,6 +5706,7 @@ def node(
         "acl": sorted(acl or []),
         "text": text,
         "properties": properties,
+        **facets,
     }
 
 
@@ -5781,7 +5789,8 @@ def build() -> dict[str, Any]:
         nodes.append(
             node(doc["tenant"], doc["id"], "cdm.doc", doc["project"], doc["title"],
                  f"{WIKI[doc['tenant']]}/{doc['slug']}" if body else None, {"body": body} if body else {},
-                 {"docKind": doc["kind"], "owner": doc["owner"]}, doc["acl"])
+                 {"docKind": doc["kind"], "owner": doc["owner"]}, doc["acl"],
+                 updated_at=f"{doc['reviewed']}-01" if doc["reviewed"] else None)
         )  # fmt: skip
     for code in CODE:
         code_id = f"{code['tenant']}:code:{code['path']}"
@@ -5815,7 +5824,7 @@ def build() -> dict[str, Any]:
         nodes.append(
             node(tenant, work_id, "cdm.work_item", project, item["title"], f"{TRACKER[tenant]}/{item['key']}", text,
                  {"status": item["status"], "priority": item["priority"], "assignee": item["assignee"],
-                  "labels": item["labels"]})
+                  "labels": item["labels"]}, tags=item["labels"])
         )  # fmt: skip
         for slug in item["clusters"]:
             link(tenant, "IN_CLUSTER", work_id, ref(tenant, "cluster", slug))
