@@ -20,6 +20,8 @@ RESULT_FIELDS = f"""
       ceiling
     }}
   }}
+  filtersApplied {{ projectKey profileKinds nodeTypes namespaces tags updatedAfter maxAgeDays asOf }}
+  warnings {{ code message }}
 """
 BRAIN_SEARCH = f"""
 query BrainSearch($queryText: String!, $filter: BrainSearchFilterInput!, $options: BrainSearchOptionsInput) {{

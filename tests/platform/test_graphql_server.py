@@ -294,3 +294,32 @@ def test_bad_retrieval_options_over_graphql(server: DevServer, options: dict[str
     response = graphql(server, alice(), {**SEED_EXAMPLE, "options": options})
     assert error_code(response) == "BAD_USER_INPUT"
     assert field in response.json()["errors"][0]["message"]
+
+
+def test_the_filters_over_graphql(server: DevServer, home_graph: BrainSearchGraph) -> None:
+    filters = {"nodeTypes": ["cdm.doc", "cdm.work_item"], "tags": ["Token-Refresh"], "updatedAfter": "2026-01-01"}
+    request = {**SEED_EXAMPLE, "filter": {**SEED_EXAMPLE["filter"], **filters}}
+    response = graphql(server, alice(), request)
+    assert response.status_code == 200, response.text
+    result = response.json()["data"]["brainSearch"]
+    principal = {"principalId": "alice", "groups": ["security"], "tenants": ["acme"]}
+    assert canonical(result) == canonical(in_process(home_graph, request, principal))
+    assert result["filtersApplied"]["tags"] == ["token-refresh"]
+    assert result["filtersApplied"]["updatedAfter"] == "2026-01-01T00:00:00Z"
+    assert [warning["code"] for warning in result["warnings"]] == ["recency_untimed"]  # tagged work items: no time
+
+
+@pytest.mark.parametrize(
+    ("filters", "field"),
+    [
+        ({"nodeTypes": ["cdm.workitem"]}, "filter.nodeTypes"),
+        ({"updatedAfter": "last week"}, "filter.updatedAfter"),
+        ({"maxAgeDays": -3, "asOf": "2026-01-01"}, "filter.maxAgeDays"),
+        ({"maxAgeDays": 3}, "filter.maxAgeDays"),
+    ],
+)
+def test_bad_filters_over_graphql(server: DevServer, filters: dict[str, Any], field: str) -> None:
+    request = {**SEED_EXAMPLE, "filter": {**SEED_EXAMPLE["filter"], **filters}}
+    response = graphql(server, alice(), request)
+    assert error_code(response) == "BAD_USER_INPUT"
+    assert field in response.json()["errors"][0]["message"]
