@@ -284,7 +284,7 @@ def test_tenants_and_profiles_are_isolated_in_one_cache(tmp_path: Path) -> None:
     both = store.query(
         [VectorQuery(DOC, one, EMBEDDER), VectorQuery(WORK, one, EMBEDDER)],
         scope=AccessScope("t1"),
-        project_key=None,
+        seed_filter=SeedFilter(),
         top_k=1,
     )
     assert [(hit.profile_id, hit.node_id, hit.score) for hit in both] == [(DOC, "other", 1.0), (WORK, "same", 1.0)]
