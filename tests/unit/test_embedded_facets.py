@@ -125,7 +125,8 @@ def test_an_older_store_reads_without_facets_until_its_next_index_run(tmp_path: 
     lexical = [LexicalQuery(WORK, bm25.query_terms("token refresh"))]
     assert store.lexical(lexical, scope=SERVICE, seed_filter=SeedFilter(), top_k=10)
     assert store.lexical(lexical, scope=SERVICE, seed_filter=typed, top_k=10) == []
-    assert store.untimed([WORK], scope=SERVICE, seed_filter=SeedFilter(updated_after=0))
+    assert store.untimed([WORK], scope=SERVICE, seed_filter=SeedFilter(updated_after=0))  # the cached matrix
+    assert opened(path).untimed([WORK], scope=SERVICE, seed_filter=SeedFilter(updated_after=0))  # a facet table
     assert facet_columns(path) == {"nodes": set(), "vectors": set()}  # reads never write
 
     first = Indexer(store, services.profiles).run(["t1"])
