@@ -15,15 +15,17 @@ import textwrap
 from array import array
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from brain_graph.core.filters import SeedFilter
+from brain_graph.core import bm25
+from brain_graph.core.filters import NO_FILTER, NodeFacets, SeedFilter
 from brain_graph.core.scoring import cosine, similarity_from_cosine
 from brain_graph.core.security import AccessScope, Principal
-from brain_graph.stores.base import ChangeSet, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
+from brain_graph.stores.base import ChangeSet, LexicalQuery, NodeRecord, ProfileIndexInfo, VectorQuery, VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.vectors import (
     EXACT_BELOW,
@@ -78,20 +80,24 @@ def searched(store: EmbeddedStore, query: Sequence[float], **kwargs: object) -> 
     assert isinstance(scope, AccessScope)
     project = kwargs.pop("project_key", None)
     assert project is None or isinstance(project, str)
+    seed_filter = kwargs.pop("seed_filter", None) or SeedFilter(project_key=project)
+    assert isinstance(seed_filter, SeedFilter)
     hits = store.query(
         [VectorQuery(profile, list(query), EMBEDDER)],
         scope=scope,
-        seed_filter=SeedFilter(project_key=project),
+        seed_filter=seed_filter,
         **kwargs,
     )  # type: ignore[arg-type]
     assert all(hit.profile_id == profile for hit in hits)
     return [(hit.node_id, hit.score) for hit in hits]
 
 
-def statements(store: EmbeddedStore, queries: Sequence[VectorQuery], scope: AccessScope) -> int:
-    """SQLite statements one vector query of ``store`` sends (top 5, no project filter)."""
+def statements(
+    store: EmbeddedStore, queries: Sequence[VectorQuery], scope: AccessScope, seed_filter: SeedFilter = NO_FILTER
+) -> int:
+    """SQLite statements one vector query of ``store`` sends (top 5, no filter unless ``seed_filter``)."""
     before = store.round_trips()["sqlite"]
-    store.query(queries, scope=scope, seed_filter=SeedFilter(), top_k=5)
+    store.query(queries, scope=scope, seed_filter=seed_filter, top_k=5)
     return store.round_trips()["sqlite"] - before
 
 
@@ -284,7 +290,7 @@ def test_tenants_and_profiles_are_isolated_in_one_cache(tmp_path: Path) -> None:
     both = store.query(
         [VectorQuery(DOC, one, EMBEDDER), VectorQuery(WORK, one, EMBEDDER)],
         scope=AccessScope("t1"),
-        project_key=None,
+        seed_filter=SeedFilter(),
         top_k=1,
     )
     assert [(hit.profile_id, hit.node_id, hit.score) for hit in both] == [(DOC, "other", 1.0), (WORK, "same", 1.0)]
@@ -536,3 +542,136 @@ def test_readers_and_writers_of_older_versions_see_every_write(tmp_path: Path) -
         connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('data_version', 'older-writer')")
     assert (read("t2"), read("t1")) == (3, 3)  # every tenant read again
     assert (read("t2"), read("t1")) == (2, 2)
+
+
+NODE_TYPES = ("cdm.work_item", "cdm.doc", "code.file")
+NAMESPACES = (None, "billing", "auth", "docs")
+TAGS = ("payments", "sev1", "auth", "ops", "été")
+TIMES = (None, -5, 0, 1_700_000_000_000_000, 1_700_000_000_000_001, 1_800_000_000_000_000)
+WORDS = ("token", "refresh", "billing", "ledger", "outage", "payment")
+
+
+def with_facets(rng: random.Random, vectors: Sequence[VectorRecord]) -> list[VectorRecord]:
+    """The vectors with random facets from small pools (so every filter part matches some rows, and
+    rows without a namespace, tags or update time), and a lexical document of a few words."""
+    out = []
+    for v in vectors:
+        tags = tuple(sorted(rng.sample(TAGS, rng.randint(0, 3))))
+        facets = NodeFacets(rng.choice(NODE_TYPES), rng.choice(NAMESPACES), tags, rng.choice(TIMES))
+        text = " ".join(rng.choices(WORDS, k=rng.randint(1, 6)))
+        out.append(replace(v, facets=facets, lexical=bm25.lexical_document(v.node_id, text)))
+    return out
+
+
+def random_filter(rng: random.Random) -> SeedFilter:
+    """Any mix of filter parts, values unknown to the rows included."""
+
+    def some(pool: Sequence[str]) -> tuple[str, ...]:
+        return tuple(rng.sample(pool, rng.randint(1, 2))) if rng.random() < 0.4 else ()
+
+    cutoffs = [moment for moment in TIMES if moment is not None] + [2**70, -(2**70)]
+    return SeedFilter(
+        project_key=rng.choice((None, None, "P", "R", "missing")),
+        node_types=some((*NODE_TYPES, "cdm.other")),
+        namespaces=some(("billing", "auth", "docs", "nowhere")),
+        tags=some((*TAGS, "unknown")),
+        updated_after=rng.choice((None, None, *cutoffs)),
+    )
+
+
+def test_filtered_search_is_the_reference_rule_before_the_top_k(tmp_path: Path) -> None:
+    rng = random.Random(21)
+    vectors = with_facets(rng, tricky_table(rng, rows=500) + tricky_table(rng, "t2", 60))
+    store = EmbeddedStore(tmp_path / "store.sqlite3")
+    store.vector_cache = VectorCache(64 * 2**20)
+    load(store, vectors)
+    base_rows = [v.vector for v in vectors[:4]]
+    queries = [base_rows[0], base_rows[3], [rng.gauss(0, 1) for _ in range(DIM)], [0.0] * DIM]
+    scopes = [SCOPES[name] for name in ("public", "alice", "service", "other-tenant")]
+    windows = 0  # searches whose matching rows were enough for the approximate pass
+    for query in queries:
+        scored = [(v, similarity_from_cosine(cosine(query, array("f", v.vector)))) for v in vectors]
+        for _ in range(40):
+            seed_filter = random_filter(rng)
+            for scope in scopes:
+                admitted = [
+                    (v.node_id, score)
+                    for v, score in scored
+                    if scope.may_see(v.tenant_id, v.secured, v.acl) and seed_filter.matches(v.project_key, v.facets)
+                ]
+                admitted.sort(key=lambda hit: (-hit[1], hit[0]))
+                for top_k in (1, 10, 1000):
+                    got = searched(store, query, scope=scope, seed_filter=seed_filter, top_k=top_k)
+                    assert got == admitted[:top_k], (seed_filter, scope, top_k)
+                windows += len(admitted) >= 10 + EXACT_BELOW
+    assert windows > 50
+
+
+def test_untimed_is_the_reference_rule_with_or_without_a_cached_matrix(tmp_path: Path) -> None:
+    rng = random.Random(22)
+    vectors = with_facets(rng, tricky_table(rng, rows=300) + tricky_table(rng, profile=DOC, rows=40))
+    path = tmp_path / "store.sqlite3"
+    load(EmbeddedStore(path), vectors)
+    cached, uncached = EmbeddedStore(path), EmbeddedStore(path)
+    cached.vector_cache, uncached.vector_cache = VectorCache(2**24), VectorCache(2**24)
+    for profile in (WORK, DOC):
+        searched(cached, vectors[0].vector, profile=profile, top_k=1)  # its matrices cached; none in uncached's cache
+    seen = set()
+    for _ in range(150):
+        seed_filter = random_filter(rng)
+        for scope in SCOPES.values():
+            for profiles in ([WORK], [DOC], [WORK, DOC]):
+                expected = any(
+                    v.profile_id in profiles
+                    and scope.may_see(v.tenant_id, v.secured, v.acl)
+                    and seed_filter.untimed(v.project_key, v.facets)
+                    for v in vectors
+                )
+                for store in (cached, uncached):
+                    assert store.untimed(profiles, scope=scope, seed_filter=seed_filter) == expected, seed_filter
+                seen.add(expected)
+    assert seen == {True, False}
+    assert all(key[-1].startswith(" facets ") for key in uncached.vector_cache._entries)
+
+
+def test_filtered_lexical_search_is_the_reference_rule_before_the_top_k(tmp_path: Path) -> None:
+    rng = random.Random(23)
+    vectors = with_facets(rng, tricky_table(rng, rows=400) + tricky_table(rng, "t2", 60))
+    store = EmbeddedStore(tmp_path / "store.sqlite3")
+    store.vector_cache = VectorCache(2**24)
+    load(store, vectors)
+    facets = {v.node_id: (v.project_key, v.facets) for v in vectors if v.tenant_id == "t1"}
+    for words in ("token", "billing outage", "payment ledger refresh"):
+        query = [LexicalQuery(WORK, bm25.query_terms(words))]
+        for scope in (SCOPES["public"], SCOPES["alice"], SCOPES["service"]):
+            every = store.lexical(query, scope=scope, seed_filter=NO_FILTER, top_k=10_000)  # a filter changes no score
+            assert len(every) > 50
+            for _ in range(30):
+                seed_filter = random_filter(rng)
+                admitted = [(hit.node_id, hit.score) for hit in every if seed_filter.matches(*facets[hit.node_id])]
+                for top_k in (1, 5, 1000):
+                    hits = store.lexical(query, scope=scope, seed_filter=seed_filter, top_k=top_k)
+                    assert [(hit.node_id, hit.score) for hit in hits] == admitted[:top_k], seed_filter
+
+
+def test_a_filtered_search_sends_the_statements_of_an_unfiltered_one(tmp_path: Path) -> None:
+    rng = random.Random(24)
+    store = EmbeddedStore(tmp_path / "store.sqlite3")
+    store.vector_cache = VectorCache(2**22)
+    load(store, with_facets(rng, tricky_table(rng, rows=80) + tricky_table(rng, profile=DOC, rows=20)))
+    queries = [VectorQuery(WORK, [1.0] * DIM, EMBEDDER), VectorQuery(DOC, [1.0] * DIM, EMBEDDER)]
+    scope = SCOPES["public"]
+    recent = SeedFilter(tags=("unknown",), updated_after=0)  # no row: every profile is looked at
+
+    def untimed_statements(seed_filter: SeedFilter) -> int:
+        before = store.round_trips()["sqlite"]
+        store.untimed([WORK, DOC], scope=scope, seed_filter=seed_filter)
+        return store.round_trips()["sqlite"] - before
+
+    assert untimed_statements(recent) == 3  # data version, a facet table per profile (no matrix cached)
+    assert untimed_statements(recent) == 1  # data version
+    assert statements(store, queries, scope, recent) == 4  # profiles, data version, one read per profile
+    assert statements(store, queries, scope, recent) == 2  # as without a filter
+    assert statements(store, queries, scope) == 2
+    assert untimed_statements(recent) == 1  # data version: the matrices' columns
+    assert untimed_statements(SeedFilter(tags=("ops",))) == 0  # no recency part

@@ -13,7 +13,7 @@ from brain_graph.embedding.profiles import profile_text
 from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.dataset import Dataset
 from brain_graph.indexing.report import IndexReport
-from brain_graph.stores.base import LexicalQuery, NodeRecord, VectorState
+from brain_graph.stores.base import LexicalQuery, NodeRecord, VectorState, node_facets
 from tests.helpers import SMALL_GRAPH, make_store
 
 
@@ -52,9 +52,10 @@ def test_a_vector_without_a_lexical_document_is_embedded_again(tmp_path: Path) -
     nodes = [node("a1", "alpha words"), node("b1", "beta words")]
     first = vector_changes(nodes, profile, registry, {}, full=False, report=IndexReport())
     hashes = {record.node_id: record.content_hash for record in first.upsert_vectors}
+    facets = node_facets(nodes[0])  # both nodes' (same type, no namespace, tags or time)
     states = {
-        "a1": VectorState("a1", hashes["a1"], "P", False, (), lexical=True),
-        "b1": VectorState("b1", hashes["b1"], "P", False, (), lexical=False),
+        "a1": VectorState("a1", hashes["a1"], "P", False, (), lexical=True, facets=facets),
+        "b1": VectorState("b1", hashes["b1"], "P", False, (), lexical=False, facets=facets),
     }
     report = IndexReport()
     again = vector_changes(nodes, profile, registry, states, full=False, report=report)
@@ -70,7 +71,9 @@ def test_a_text_without_terms_is_current_without_a_lexical_document(tmp_path: Pa
     nodes = [NodeRecord("t1", "--", "cdm.work_item", "P", None, None, text={"summary": "!!!"})]
     first = vector_changes(nodes, profile, registry, {}, full=False, report=IndexReport())
     assert [record.lexical for record in first.upsert_vectors] == [""]
-    state = VectorState("--", first.upsert_vectors[0].content_hash, "P", False, (), lexical=False)
+    state = VectorState(
+        "--", first.upsert_vectors[0].content_hash, "P", False, (), lexical=False, facets=node_facets(nodes[0])
+    )
     report = IndexReport()
     again = vector_changes(nodes, profile, registry, {"--": state}, full=False, report=report)
     assert not again.upsert_vectors

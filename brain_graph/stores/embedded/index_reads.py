@@ -13,7 +13,15 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorState
-from brain_graph.stores.embedded.schema import NODE_COLUMNS, node_record, table_columns
+from brain_graph.stores.embedded.schema import (
+    NODE_COLUMNS,
+    OLDER_NODE_COLUMNS,
+    node_record,
+    read_nodes,
+    stored_facets,
+    table_columns,
+    vector_facet_columns,
+)
 
 # The tenants with nodes, one index probe per tenant (the next tenant id after the last one), never a
 # read of every node of the store (as SELECT DISTINCT would be).
@@ -22,17 +30,21 @@ TENANTS = (
     " UNION ALL SELECT (SELECT min(tenant_id) FROM nodes WHERE tenant_id > t.id) FROM t WHERE t.id IS NOT NULL)"
     " SELECT id FROM t WHERE id IS NOT NULL"
 )
-NODE_PAGE = (
-    f"SELECT {NODE_COLUMNS} FROM nodes WHERE tenant_id = :tenant AND node_id > :after"
+_NODE_PAGE = (
+    "SELECT {columns} FROM nodes WHERE tenant_id = :tenant AND node_id > :after"
     " AND node_type IN (SELECT value FROM json_each(:types)) ORDER BY node_id LIMIT :limit"
 )
+NODE_PAGE = _NODE_PAGE.format(columns=NODE_COLUMNS)
+OLDER_NODE_PAGE = _NODE_PAGE.format(columns=OLDER_NODE_COLUMNS)  # a store of schema version 4 or older
 COUNT_NODES = (
     "SELECT count(*) FROM nodes WHERE tenant_id = :tenant AND node_type IN (SELECT value FROM json_each(:types))"
 )
-RECORDS = (
-    f"SELECT {NODE_COLUMNS} FROM nodes WHERE tenant_id = :tenant"
+_RECORDS = (
+    "SELECT {columns} FROM nodes WHERE tenant_id = :tenant"
     " AND node_id IN (SELECT value FROM json_each(:ids)) ORDER BY node_id"
 )
+RECORDS = _RECORDS.format(columns=NODE_COLUMNS)
+OLDER_RECORDS = _RECORDS.format(columns=OLDER_NODE_COLUMNS)
 STATE_COLUMNS = "node_id, project_key, secured, acl"
 ALL_STATES = "SELECT {columns} FROM vectors WHERE tenant_id = :tenant AND profile_id = :profile ORDER BY node_id"
 STATES_OF = (
@@ -57,6 +69,14 @@ class EmbeddedIndexStore:
                 return iter(())
             return iter(self._rows(db, sql, params))
 
+    def _records(self, sql: str, older: str, params: Mapping[str, Any]) -> list[NodeRecord]:
+        """The node records of ``sql``, read with ``older`` on a store whose nodes lack the facet columns."""
+        with self._read() as db:
+            if db is None:
+                return []
+            rows = read_nodes(lambda statement: self._rows(db, statement, params), sql, older)
+        return [node_record(row) for row in rows]
+
     def tenants(self) -> list[str]:
         return [row[0] for row in self._query(TENANTS, {})]
 
@@ -67,7 +87,7 @@ class EmbeddedIndexStore:
             return []
         # "" sorts before every id (and is not one: ids are never empty)
         params = {"tenant": tenant_id, "after": after or "", "types": json.dumps(list(node_types)), "limit": limit}
-        return [node_record(row) for row in self._query(NODE_PAGE, params)]
+        return self._records(NODE_PAGE, OLDER_NODE_PAGE, params)
 
     def count_nodes(self, tenant_id: str, node_types: Sequence[str]) -> int:
         params = {"tenant": tenant_id, "types": json.dumps(list(node_types))}
@@ -76,9 +96,7 @@ class EmbeddedIndexStore:
     def get_records(self, tenant_id: str, node_ids: Sequence[str]) -> list[NodeRecord]:
         if not node_ids:
             return []
-        return [
-            node_record(row) for row in self._query(RECORDS, {"tenant": tenant_id, "ids": json.dumps(list(node_ids))})
-        ]
+        return self._records(RECORDS, OLDER_RECORDS, {"tenant": tenant_id, "ids": json.dumps(list(node_ids))})
 
     def vector_states(
         self, tenant_id: str, profile_id: str, node_ids: Sequence[str] | None = None
@@ -91,6 +109,7 @@ class EmbeddedIndexStore:
             present = table_columns(db, "vectors")  # a store of an older schema lacks some columns
             columns = STATE_COLUMNS + (", content_hash" if "content_hash" in present else ", '' AS content_hash")
             columns += ", lexical != '' AS lexical" if "lexical" in present else ", 0 AS lexical"
+            columns += ", " + vector_facet_columns("updated_at" in present)
             params: dict[str, Any] = {"tenant": tenant_id, "profile": profile_id}
             if node_ids is None:
                 rows = self._rows(db, ALL_STATES.format(columns=columns), params)
@@ -104,6 +123,7 @@ class EmbeddedIndexStore:
                 bool(row["secured"]),
                 () if row["acl"] == "[]" else tuple(json.loads(row["acl"])),
                 lexical=bool(row["lexical"]),
+                facets=stored_facets(row),
             )
             for row in rows
         ]

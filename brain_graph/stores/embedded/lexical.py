@@ -6,8 +6,8 @@ vector matrices (:mod:`.vectors`, whose cache holds these indexes too), and kept
 term, the rows holding it and how often. A query scores every row holding one of its terms with
 :func:`brain_graph.core.bm25.term_score`, term by term in sorted order (the float operations of
 :func:`brain_graph.core.bm25.score`, so the scores equal every other backend's), over the statistics
-of all the rows (documents of any project and visibility), then keeps the visible rows of the
-project asked for.
+of all the rows (documents of any project and visibility), then keeps the visible rows that pass
+the seed filter (:mod:`.facets`), before the best are taken.
 """
 
 from __future__ import annotations
@@ -22,13 +22,18 @@ import numpy as np
 import numpy.typing as npt
 
 from brain_graph.core.bm25 import K1, B, idf, ranked
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import access_columns, numpy_visible
+from brain_graph.stores.embedded.facets import FacetColumns
+from brain_graph.stores.embedded.schema import vector_facet_columns
 
-LEXICAL_OF = (
-    "SELECT node_id, project_key, secured, acl, lexical FROM vectors"
+_LEXICAL_OF = (
+    "SELECT node_id, project_key, secured, acl, {facets}, lexical FROM vectors"
     " WHERE tenant_id = :tenant AND profile_id = :profile AND lexical != ''"
 )
+LEXICAL_OF = _LEXICAL_OF.format(facets=vector_facet_columns(True))
+OLDER_LEXICAL_OF = _LEXICAL_OF.format(facets=vector_facet_columns(False))  # a store of schema version 4
 ROW_OVERHEAD = 120  # bytes per row besides its postings: node id string, list slots, columns
 POSTING_BYTES = 16  # one row index and one frequency
 
@@ -41,21 +46,24 @@ class LexicalIndex:
 
     tenant_id: str
     node_ids: list[str]
-    projects: list[str | None]
     lengths: npt.NDArray[np.float64]  # terms per document
     postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]]  # term -> (rows, frequencies)
     total_length: int
     secured: npt.NDArray[np.bool_]
     acl_index: dict[str, npt.NDArray[np.intp]]
+    facets: FacetColumns  # each row's project and facets
 
     @property
     def nbytes(self) -> int:
         postings = sum(len(rows) for rows, _ in self.postings.values())
-        return POSTING_BYTES * postings + ROW_OVERHEAD * len(self.node_ids) + 64 * len(self.postings)
+        return (
+            POSTING_BYTES * postings + ROW_OVERHEAD * len(self.node_ids) + 64 * len(self.postings) + self.facets.nbytes
+        )
 
     @classmethod
     def from_rows(cls, tenant_id: str, rows: Sequence[sqlite3.Row]) -> LexicalIndex:
-        """Build from ``node_id, project_key, secured, acl, lexical`` rows (any order)."""
+        """Build from ``node_id, project_key, secured, acl``, facet-column
+        (:data:`~brain_graph.stores.embedded.schema.VECTOR_FACET_COLUMNS`) and ``lexical`` rows (any order)."""
         ordered = sorted(rows, key=lambda row: row["node_id"])
         lists: dict[str, tuple[list[int], list[int]]] = {}
         lengths = np.zeros(len(ordered), dtype=np.float64)
@@ -72,7 +80,6 @@ class LexicalIndex:
         return cls(
             tenant_id=tenant_id,
             node_ids=[row["node_id"] for row in ordered],
-            projects=[row["project_key"] for row in ordered],
             lengths=lengths,
             postings={
                 term: (np.asarray(found, dtype=np.intp), np.asarray(counts, dtype=np.float64))
@@ -81,12 +88,13 @@ class LexicalIndex:
             total_length=total,
             secured=secured,
             acl_index=acl_index,
+            facets=FacetColumns.from_rows(ordered),
         )
 
     def search(
-        self, terms: Sequence[str], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, terms: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[tuple[str, float]]:
-        """The best ``top_k`` visible rows (of ``project_key`` if set) with a positive score for the
+        """The best ``top_k`` visible rows that pass ``seed_filter`` with a positive score for the
         sorted distinct ``terms``, as (node id, score), by score descending then node id."""
         documents = len(self.node_ids)
         if top_k <= 0 or not documents:
@@ -105,15 +113,19 @@ class LexicalIndex:
         if len(candidates) == 0:
             return []
         visible = numpy_visible(scope, self.tenant_id, self.secured, self.acl_index)
+        admitted = self.facets.admitted(seed_filter)
+        if admitted is not None:
+            visible &= admitted
         candidates = candidates[visible[candidates]]
-        if project_key is not None:
-            candidates = np.asarray([row for row in candidates if self.projects[row] == project_key], dtype=np.intp)
         if len(candidates) > top_k:  # keep the top_k best scores and every row tied with the last of them
             kth = np.partition(scores[candidates], len(candidates) - top_k)[len(candidates) - top_k]
             candidates = candidates[scores[candidates] >= kth]
         return ranked(((self.node_ids[row], float(scores[row])) for row in candidates), top_k)
 
 
-def load_lexical(rows: Rows, tenant_id: str, profile_id: str) -> LexicalIndex:
-    """Read one profile's lexical documents of one tenant with the counted statement runner ``rows``."""
-    return LexicalIndex.from_rows(tenant_id, rows(LEXICAL_OF, {"tenant": tenant_id, "profile": profile_id}))
+def load_lexical(rows: Rows, tenant_id: str, profile_id: str, *, stored: bool = True) -> LexicalIndex:
+    """Read one profile's lexical documents of one tenant with the counted statement runner ``rows``
+    (``stored``: the store's vectors have facet columns,
+    :func:`~brain_graph.stores.embedded.schema.stores_vector_facets`)."""
+    sql = LEXICAL_OF if stored else OLDER_LEXICAL_OF
+    return LexicalIndex.from_rows(tenant_id, rows(sql, {"tenant": tenant_id, "profile": profile_id}))

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+from brain_graph.core.filters import NodeFacets
 from brain_graph.stores.base import NodeRecord
 
-SCHEMA_VERSION = 4  # 2: vectors.content_hash; 3: nodes.heads; 4: vectors.lexical
+SCHEMA_VERSION = 5  # 2: vectors.content_hash; 3: nodes.heads; 4: vectors.lexical; 5: facets of nodes and vectors
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     tenant_id TEXT NOT NULL, node_id TEXT NOT NULL, node_type TEXT NOT NULL, project_key TEXT,
     title TEXT, url TEXT, secured INTEGER NOT NULL, acl TEXT NOT NULL, text TEXT NOT NULL,
-    properties TEXT NOT NULL, heads TEXT, PRIMARY KEY (tenant_id, node_id)
+    properties TEXT NOT NULL, heads TEXT, namespace TEXT, tags TEXT NOT NULL DEFAULT '[]', updated_at INTEGER,
+    PRIMARY KEY (tenant_id, node_id)
 );
 CREATE TABLE IF NOT EXISTS edges (
     tenant_id TEXT NOT NULL, edge_type TEXT NOT NULL, from_node_id TEXT NOT NULL, to_node_id TEXT NOT NULL,
@@ -25,18 +27,28 @@ CREATE INDEX IF NOT EXISTS edges_by_target ON edges (tenant_id, to_node_id, edge
 CREATE TABLE IF NOT EXISTS vectors (
     tenant_id TEXT NOT NULL, profile_id TEXT NOT NULL, node_id TEXT NOT NULL, project_key TEXT,
     secured INTEGER NOT NULL, acl TEXT NOT NULL, vector BLOB NOT NULL, content_hash TEXT NOT NULL DEFAULT '',
-    lexical TEXT NOT NULL DEFAULT '', PRIMARY KEY (tenant_id, profile_id, node_id)
+    lexical TEXT NOT NULL DEFAULT '', node_type TEXT NOT NULL DEFAULT '', namespace TEXT,
+    tags TEXT NOT NULL DEFAULT '[]', updated_at INTEGER, PRIMARY KEY (tenant_id, profile_id, node_id)
 );
 CREATE INDEX IF NOT EXISTS vectors_by_node ON vectors (tenant_id, node_id);
 CREATE TABLE IF NOT EXISTS profiles (
     profile_id TEXT PRIMARY KEY, embedder_name TEXT NOT NULL, dimension INTEGER NOT NULL
 );
 """
-# Columns of schema versions 2 to 4, added to a store that lacks them when it is next written.
+# Columns of schema versions 2 to 5, added to a store that lacks them when it is next written. A
+# vector of an older store reads with the facets of no node (NodeFacets(): node type ''), which no
+# node has, so the indexer writes it again with its node's.
 MIGRATIONS = (
     ("vectors", "content_hash", "ALTER TABLE vectors ADD COLUMN content_hash TEXT NOT NULL DEFAULT ''"),
     ("nodes", "heads", "ALTER TABLE nodes ADD COLUMN heads TEXT"),
     ("vectors", "lexical", "ALTER TABLE vectors ADD COLUMN lexical TEXT NOT NULL DEFAULT ''"),
+    ("nodes", "namespace", "ALTER TABLE nodes ADD COLUMN namespace TEXT"),
+    ("nodes", "tags", "ALTER TABLE nodes ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'"),
+    ("nodes", "updated_at", "ALTER TABLE nodes ADD COLUMN updated_at INTEGER"),
+    ("vectors", "node_type", "ALTER TABLE vectors ADD COLUMN node_type TEXT NOT NULL DEFAULT ''"),
+    ("vectors", "namespace", "ALTER TABLE vectors ADD COLUMN namespace TEXT"),
+    ("vectors", "tags", "ALTER TABLE vectors ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'"),
+    ("vectors", "updated_at", "ALTER TABLE vectors ADD COLUMN updated_at INTEGER"),
 )
 # Readers cache what they read from the file (the vector matrices) under random tokens of the ``meta``
 # table, so they can tell whether it is still current (:mod:`brain_graph.stores.embedded.vectors`):
@@ -66,12 +78,38 @@ READ_DATA_VERSIONS = (
     f"  AND d.value IS NOT (SELECT value FROM meta WHERE key = '{SEEN_VERSION_KEY}')),"
     f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant)"
 )
-NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
+# A node's own facet fields, as given (``tags`` a JSON array, ``updated_at`` microseconds since the
+# epoch); absent until a write of schema version 5 touches the store: a read of them on such a store
+# fails with "no such column" (:func:`lacks_facets`) and is made again with :data:`UNSTORED` in their
+# place (:func:`read_nodes`), so a store of the current schema pays nothing for the check.
+NODE_FACET_COLUMNS = ("namespace", "tags", "updated_at")
+UNSTORED = {"node_type": "''", "namespace": "NULL", "tags": "'[]'", "updated_at": "NULL"}  # facet column defaults
+_BASE_NODE_COLUMNS = "tenant_id, node_id, node_type, project_key, title, url, secured, acl, text, properties"
+NODE_COLUMNS = _BASE_NODE_COLUMNS + ", " + ", ".join(NODE_FACET_COLUMNS)
+OLDER_NODE_COLUMNS = _BASE_NODE_COLUMNS + ", " + ", ".join(f"{UNSTORED[c]} AS {c}" for c in NODE_FACET_COLUMNS)
 # ``heads``: the passage heads of a node with a long text (brain_graph.core.passage_heads), else NULL;
 # the column is absent until a write of schema version 3 touches the store (readers check).
 WRITTEN_NODE_COLUMNS = NODE_COLUMNS + ", heads"
-META_COLUMNS = ("tenant_id", "node_id", "node_type", "project_key", "title", "url", "secured", "acl", "properties")
+META_COLUMNS = (
+    "tenant_id",
+    "node_id",
+    "node_type",
+    "project_key",
+    "title",
+    "url",
+    "secured",
+    "acl",
+    "properties",
+    *NODE_FACET_COLUMNS,
+)
+# A vector's facets (what seed filters match: brain_graph.core.filters.NodeFacets, normalised), as
+# stored with it since schema version 5; :func:`vector_facet_columns` of a store without them reads
+# every vector with the facets of no node.
+VECTOR_FACET_COLUMNS = ("node_type", "namespace", "tags", "updated_at")
 _DECODER = json.JSONDecoder()
+
+Read = TypeVar("Read")
+Result = TypeVar("Result")
 
 
 def stored_json(text: str) -> Any:
@@ -105,6 +143,45 @@ def has_column(connection: sqlite3.Connection, table: str, column: str) -> bool:
     return bool(found)
 
 
+def vector_facet_columns(stored: bool) -> str:
+    """The select list of :data:`VECTOR_FACET_COLUMNS`: the columns when ``stored`` (the store has
+    them: :func:`stores_vector_facets`), else their defaults under their names."""
+    return ", ".join(column if stored else f"{UNSTORED[column]} AS {column}" for column in VECTOR_FACET_COLUMNS)
+
+
+def stores_vector_facets(connection: sqlite3.Connection) -> bool:
+    """Whether the store's vectors have their facet columns (schema version 5; one row read)."""
+    return has_column(connection, "vectors", "updated_at")
+
+
+def stored_facets(row: sqlite3.Row) -> NodeFacets:
+    """The facets of a row holding :data:`VECTOR_FACET_COLUMNS`."""
+    return NodeFacets(row["node_type"], row["namespace"], stored_tags(row["tags"]), row["updated_at"])
+
+
+def stored_tags(text: str) -> tuple[str, ...]:
+    """The tags of a ``tags`` column (a JSON array; most nodes have none)."""
+    return () if text == "[]" else tuple(stored_json(text))
+
+
+def lacks_facets(error: sqlite3.OperationalError) -> bool:
+    """Whether ``error`` is a read of a node facet column (:data:`NODE_FACET_COLUMNS`) that a store
+    written before schema version 5 lacks."""
+    message = str(error)
+    return message.startswith("no such column: ") and message.rsplit(".", 1)[-1].split()[-1] in NODE_FACET_COLUMNS
+
+
+def read_nodes(read: Callable[[Read], Result], current: Read, older: Read) -> Result:
+    """``read(current)``, or ``read(older)`` (the same read with :data:`UNSTORED` facet columns) on a
+    store whose nodes lack the facet columns (:func:`lacks_facets`)."""
+    try:
+        return read(current)
+    except sqlite3.OperationalError as error:
+        if not lacks_facets(error):
+            raise
+    return read(older)
+
+
 def node_record(row: sqlite3.Row) -> NodeRecord:
     """The full record (``text`` included) of a row holding :data:`NODE_COLUMNS`."""
     meta = node_meta(row)
@@ -119,17 +196,25 @@ def node_record(row: sqlite3.Row) -> NodeRecord:
         acl=meta.acl,
         text=stored_json(row["text"]),
         properties=meta.properties,
+        namespace=meta.namespace,
+        tags=meta.tags,
+        updated_at=meta.updated_at,
     )
 
 
-def meta_columns(alias: str) -> str:
-    """The metadata columns of a node (everything but ``text``) of table alias ``alias``."""
-    return ", ".join(f"{alias}.{column}" for column in META_COLUMNS)
+def meta_columns(alias: str, *, facets: bool = True) -> str:
+    """The metadata columns of a node (everything but ``text``) of table alias ``alias``; without
+    ``facets`` (a store of schema version 4 or older), its facet columns' defaults under their names."""
+    return ", ".join(
+        f"{alias}.{column}" if facets or column not in NODE_FACET_COLUMNS else f"{UNSTORED[column]} AS {column}"
+        for column in META_COLUMNS
+    )
 
 
 def node_meta_values(values: Sequence[Any]) -> NodeRecord:
     """The metadata record of the values of :data:`META_COLUMNS`, in that order (``text`` left empty)."""
-    tenant_id, node_id, node_type, project_key, title, url, secured, acl, properties = values
+    tenant_id, node_id, node_type, project_key, title, url, secured, acl, properties, *facets = values
+    namespace, tags, updated_at = facets
     return NodeRecord(
         tenant_id=tenant_id,
         node_id=node_id,
@@ -140,6 +225,9 @@ def node_meta_values(values: Sequence[Any]) -> NodeRecord:
         secured=bool(secured),
         acl=() if acl == "[]" else tuple(stored_json(acl)),  # most nodes: public, no ACL
         properties=stored_json(properties),
+        namespace=namespace,
+        tags=stored_tags(tags),
+        updated_at=updated_at,
     )
 
 

@@ -34,26 +34,24 @@ from brain_graph.stores.base import (
     VectorQuery,
     VectorRecord,
     edge_sort_key,
-    refuse_facets,
 )
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
-from brain_graph.stores.embedded.lexical import load_lexical
 from brain_graph.stores.embedded.schema import (
     META_COLUMNS,
     READ_DATA_VERSIONS,
     has_column,
     meta_columns,
     node_meta_values,
+    read_nodes,
     stored_json,
 )
+from brain_graph.stores.embedded.snapshot import IndexSnapshot
 from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
     VectorMatrix,
     lexical_key,
-    load_matrix,
-    load_named,
     shared_cache,
 )
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
@@ -63,10 +61,12 @@ from brain_graph.stores.search_reads import ComposedSearchReads
 
 BACKEND = "embedded store"
 
-NODES = (
-    f"SELECT {meta_columns('n')} FROM nodes n WHERE n.tenant_id = :scope_tenant"
+_NODES_WITH = (
+    "SELECT {meta} FROM nodes n WHERE n.tenant_id = :scope_tenant"
     " AND n.node_id IN (SELECT value FROM json_each(:ids)) AND " + sql_visible("n")
 )
+NODES = _NODES_WITH.format(meta=meta_columns("n"))
+OLDER_NODES = _NODES_WITH.format(meta=meta_columns("n", facets=False))  # a store of schema version 4 or older
 # The visible nodes among :ids of the scope's tenant.
 _VISIBLE_IDS = (
     " FROM nodes n WHERE n.tenant_id = :scope_tenant"
@@ -135,7 +135,7 @@ EDGES_AMONG = (
 )
 # Visible clusters of the given visible members, each with its number of visible members (counted from the
 # cluster through the index of incoming edges; the planner would otherwise scan the tenant's nodes).
-CLUSTER_MEMBERSHIPS = (
+_CLUSTER_MEMBERSHIPS_WITH = (
     "WITH m AS MATERIALIZED (SELECT e.from_node_id AS member_id, e.to_node_id AS cluster_id"
     " FROM edges e JOIN nodes c ON c.tenant_id = e.tenant_id AND c.node_id = e.to_node_id"
     " JOIN nodes mn ON mn.tenant_id = e.tenant_id AND mn.node_id = e.from_node_id"
@@ -152,10 +152,12 @@ CLUSTER_MEMBERSHIPS = (
     "   WHERE me.tenant_id = :scope_tenant AND me.to_node_id = d.cluster_id AND me.edge_type = :membership AND "
     + sql_visible("x")
     + ") AS size FROM (SELECT DISTINCT cluster_id FROM m) d)"
-    f" SELECT m.member_id AS member_id, {meta_columns('c')}, s.size AS size"
+    " SELECT m.member_id AS member_id, {meta}, s.size AS size"
     " FROM m JOIN s ON s.cluster_id = m.cluster_id"
     " JOIN nodes c ON c.tenant_id = :scope_tenant AND c.node_id = m.cluster_id"
 )
+CLUSTER_MEMBERSHIPS = _CLUSTER_MEMBERSHIPS_WITH.format(meta=meta_columns("c"))
+OLDER_CLUSTER_MEMBERSHIPS = _CLUSTER_MEMBERSHIPS_WITH.format(meta=meta_columns("c", facets=False))
 
 
 def _ids(values: Sequence[str]) -> str:
@@ -205,9 +207,11 @@ _PROFILES = one_row_read(
     "SELECT profile_id, embedder_name, dimension FROM profiles", ("profile_id", "embedder_name", "dimension")
 )
 _NODES = one_row_read(NODES, META_COLUMNS)
+_OLDER_NODES = one_row_read(OLDER_NODES, META_COLUMNS)
 _LINKS = one_row_read(LINKS, ("node_id", "outgoing", "incoming"), json_columns=(1, 2))
 _EDGES_AMONG = one_row_read(EDGES_AMONG, ("edge_type", "from_node_id", "to_node_id", "properties"))
 _CLUSTER_MEMBERSHIPS = one_row_read(CLUSTER_MEMBERSHIPS, ("member_id", *META_COLUMNS, "size"))
+_OLDER_CLUSTER_MEMBERSHIPS = one_row_read(OLDER_CLUSTER_MEMBERSHIPS, ("member_id", *META_COLUMNS, "size"))
 
 
 class EmbeddedStore:
@@ -315,16 +319,15 @@ class EmbeddedStore:
         self, queries: Sequence[VectorQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """Exact search over in-memory matrices of the tenant's vectors (:mod:`.vectors`), read from the
-        file once per data version; two statements when they are cached (profiles, data version)."""
-        refuse_facets(seed_filter, self.name)
-        project_key = seed_filter.project_key
+        file once per data version, narrowed by ``seed_filter`` over their cached facet columns
+        (:mod:`.facets`); two statements when they are cached (profiles, data version)."""
         matrices = self._matrices(queries, scope)
         return [
             VectorHit(node_id, query.profile_id, score)
             for query in queries
             if query.profile_id in matrices
             for node_id, score in matrices[query.profile_id].search(
-                query.vector, scope=scope, project_key=project_key, top_k=top_k
+                query.vector, scope=scope, seed_filter=seed_filter, top_k=top_k
             )
         ]
 
@@ -345,51 +348,40 @@ class EmbeddedStore:
         ]
 
     def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
-        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`."""
-        refuse_facets(seed_filter, self.name)
-        return False
+        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`: from the facet columns of each
+        profile's cached vector matrix, else of its facet table (:class:`.facets.FacetTable`, read once
+        per data version into the same cache); one statement when cached (the data version), none
+        without a recency part."""
+        if seed_filter.updated_after is None or not profile_ids:
+            return False
+        with self._read() as db:
+            if db is None:
+                return False
+            return self._snapshot(db, scope.tenant_id).untimed(profile_ids, scope, seed_filter)
 
     def lexical(
         self, queries: Sequence[LexicalQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[VectorHit]:
         """BM25 over in-memory postings of the tenant's lexical documents (:mod:`.lexical`), read from the
-        file once per data version into the cache the vector matrices use; one statement when cached
-        (the data version)."""
-        refuse_facets(seed_filter, self.name)
-        project_key = seed_filter.project_key
+        file once per data version into the cache the vector matrices use, narrowed by ``seed_filter``
+        as :meth:`query`; one statement when cached (the data version)."""
         wanted = [query for query in queries if query.terms]
         if not wanted:
             return []
         with self._read() as db:
             if db is None or not has_column(db, "vectors", "lexical"):
                 return []
-            db.execute("BEGIN")  # one snapshot for what follows (ended when the connection is given back)
-            [(file_version, older_writer, tenant_version)] = self._rows(
-                db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id}
-            )
-            cache = self.vector_cache if self.vector_cache is not None else shared_cache()
-            file_key = self._file_key()
-
-            def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
-                return self._rows(db, sql, params)
-
+            snapshot = self._snapshot(db, scope.tenant_id)
             hits: list[VectorHit] = []
             in_use: list[CacheKey] = []
             for query in wanted:
-                key = (
-                    file_key,
-                    f"{file_version}/{older_writer}",
-                    tenant_version,
-                    scope.tenant_id,
-                    lexical_key(query.profile_id),
-                )
-                index = cache.get_or_load(
-                    key, partial(load_lexical, rows, scope.tenant_id, query.profile_id), in_use=in_use
-                )
+                key = snapshot.key(lexical_key(query.profile_id))
+                load = partial(snapshot.lexical_index, query.profile_id)
+                index = snapshot.cache.get_or_load(key, load, in_use=in_use)
                 in_use.append(key)
                 hits.extend(
                     VectorHit(node_id, query.profile_id, score)
-                    for node_id, score in index.search(query.terms, scope=scope, project_key=project_key, top_k=top_k)
+                    for node_id, score in index.search(query.terms, scope=scope, seed_filter=seed_filter, top_k=top_k)
                 )
             return hits
 
@@ -409,31 +401,37 @@ class EmbeddedStore:
             }
             for query in queries:
                 check_query_matches(query, indexed.get(query.profile_id))
-            [(file_version, older_writer, tenant_version)] = self._rows(
-                db, READ_DATA_VERSIONS, {"tenant": scope.tenant_id}
-            )
-            file_token = f"{file_version}/{older_writer}"  # a token of a writer keying data_version alone: all stale
+            snapshot = self._snapshot(db, scope.tenant_id, begun=True)
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
-            cache = self.vector_cache if self.vector_cache is not None else shared_cache()
-            file_key = self._file_key()
-
-            def rows(sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
-                return self._rows(db, sql, params)
-
             matrices = {}
             in_use: list[CacheKey] = []  # this query's matrices: loading the next one does not evict them
             for profile_id, vector in vectors_by_profile.items():
-                key = (file_key, file_token, tenant_version, scope.tenant_id, profile_id)
+                key = snapshot.key(profile_id)
                 if named is None:
-                    load = partial(load_matrix, rows, scope.tenant_id, profile_id, len(vector))
-                    matrices[profile_id] = cache.get_or_load(key, load, in_use=in_use)
+                    load = partial(snapshot.matrix, profile_id, len(vector))
+                    matrices[profile_id] = snapshot.cache.get_or_load(key, load, in_use=in_use)
                     in_use.append(key)
                 else:
-                    held = cache.get(key)
-                    matrices[profile_id] = (
-                        held if held is not None else load_named(rows, scope.tenant_id, profile_id, len(vector), named)
-                    )
+                    held = snapshot.cache.get(key)
+                    matrices[profile_id] = held if held is not None else snapshot.matrix(profile_id, len(vector), named)
             return matrices
+
+    def _snapshot(self, db: sqlite3.Connection, tenant_id: str, *, begun: bool = False) -> IndexSnapshot:
+        """Begin the read transaction of ``db`` (unless ``begun``), one snapshot for what follows (ended
+        when the connection is given back), and read the data versions of it and of ``tenant_id``
+        (one statement), the keys of the cached indexes of that snapshot."""
+        if not begun:
+            db.execute("BEGIN")
+        [(file_version, older_writer, tenant_version)] = self._rows(db, READ_DATA_VERSIONS, {"tenant": tenant_id})
+        return IndexSnapshot(
+            db,
+            self._rows,
+            self.vector_cache if self.vector_cache is not None else shared_cache(),
+            self._file_key(),
+            f"{file_version}/{older_writer}",  # a token of a writer keying data_version alone: all stale
+            tenant_version,
+            tenant_id,
+        )
 
     def _file_key(self) -> str:
         """The resolved path of the store file, the vector cache's key; resolved again only when the
@@ -450,7 +448,8 @@ class EmbeddedStore:
         with self._read() as db:
             if db is None or not node_ids:
                 return []
-            rows = self._rows_of(db, _NODES, {**sql_params(scope), "ids": _ids(node_ids)})
+            params = {**sql_params(scope), "ids": _ids(node_ids)}
+            rows = read_nodes(lambda read: self._rows_of(db, read, params), _NODES, _OLDER_NODES)
         return [node_meta_values(row) for row in rows]
 
     def links(
@@ -514,7 +513,9 @@ class EmbeddedStore:
                 "membership": IN_CLUSTER,
                 "cluster_type": CLUSTER,
             }
-            rows = self._rows_of(db, _CLUSTER_MEMBERSHIPS, params)
+            rows = read_nodes(
+                lambda read: self._rows_of(db, read, params), _CLUSTER_MEMBERSHIPS, _OLDER_CLUSTER_MEMBERSHIPS
+            )
         skip = set(known)
         memberships = [
             ClusterMembership(member_id, meta[1], size, None if meta[1] in skip else node_meta_values(meta))

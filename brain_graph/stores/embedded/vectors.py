@@ -2,12 +2,13 @@
 
 The vectors of one profile of one tenant are read from SQLite once per data version of the store
 file and kept as a :class:`VectorMatrix`: the stored float32 rows, grouped by project key, with their
-node ids, project keys and visibility columns (``secured`` and, per ACL entry, the rows naming it).
-A query then
+node ids, project keys, visibility columns (``secured`` and, per ACL entry, the rows naming it) and
+facet columns (:class:`~brain_graph.stores.embedded.facets.FacetColumns`). A query then
 
 1. computes the rows visible in its scope (:func:`brain_graph.stores.access.numpy_visible`, the one
-   access rule over the cached columns) and, with a project filter, works on that project's rows only
-   (a contiguous slice, no copy);
+   access rule over the cached columns) that pass its seed filter's facet parts (a mask from the facet
+   columns) and, with a project filter, works on that project's rows only (a contiguous slice, no
+   copy); every later step, the candidate window included, sees those rows only;
 2. scores them approximately with one float32 matrix-vector product (:func:`row_dots`: BLAS, outside
    the GIL);
 3. re-scores exactly every candidate that could be in the top ``top_k``: the best ``top_k`` rows
@@ -32,10 +33,10 @@ file token of the same file, or tenant token of the same tenant, are dropped whe
 
 Memory: matrices live in one process-wide LRU (:func:`shared_cache`) bounded by bytes
 (``BRAIN_GRAPH_VECTOR_CACHE_MB``; by default a quarter of the memory the process may use, at least
-512 MB: :func:`~.memory.default_cache_mb`): about ``rows * (4 * dimension + 100)`` bytes per matrix.
-A matrix that does not fit the budget beside the matrices its query already holds is built for that
-query and not kept (each such query reads its vectors again; scoring named nodes then reads those
-nodes' rows only); ``0`` disables caching.
+512 MB: :func:`~.memory.default_cache_mb`): about ``rows * (4 * dimension + 120)`` bytes per matrix,
+plus 8 per tag of a row. A matrix that does not fit the budget beside the matrices its query already
+holds is built for that query and not kept (each such query reads its vectors again; scoring named
+nodes then reads those nodes' rows only); ``0`` disables caching.
 
 Design notes and measurements: docs/internals/embedded-store.md.
 """
@@ -59,20 +60,26 @@ from pydantic import Field
 from pydantic_settings import BaseSettings
 
 from brain_graph.core.environment import ENV_CONFIG, read_settings
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.scoring import similarity_from_cosine
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import access_columns, numpy_visible
+from brain_graph.stores.embedded.facets import FacetColumns, untimed_visible
 from brain_graph.stores.embedded.memory import MiB, default_cache_mb
+from brain_graph.stores.embedded.schema import vector_facet_columns
 
 NORMAL_NORM_SQ = (1e-30, 1e30)  # rows (and queries) whose squared norm is outside are scored exactly
 EXACT_BELOW = 64  # fewer visible rows than this (or than top_k + this): score them all exactly
 EXACT_BLOCK = 2048  # rows per block of the exact pass over many rows (bounds its float64 temporaries)
 ROW_OVERHEAD = 100  # bytes per row besides the vector: node id string, list slot, norms, columns
 
-VECTORS_OF = (
-    "SELECT node_id, project_key, secured, acl, vector FROM vectors WHERE tenant_id = :tenant AND profile_id = :profile"
+_VECTORS_OF = (
+    "SELECT node_id, project_key, secured, acl, {facets}, vector FROM vectors"
+    " WHERE tenant_id = :tenant AND profile_id = :profile"
 )
-NAMED_VECTORS_OF = VECTORS_OF + " AND node_id IN (SELECT value FROM json_each(:ids))"
+VECTORS_OF = _VECTORS_OF.format(facets=vector_facet_columns(True))
+OLDER_VECTORS_OF = _VECTORS_OF.format(facets=vector_facet_columns(False))  # a store of schema version 4 or older
+_NAMED = " AND node_id IN (SELECT value FROM json_each(:ids))"
 
 Rows = Callable[[str, Mapping[str, Any]], list[sqlite3.Row]]
 FloatArray = npt.NDArray[np.float64]
@@ -140,6 +147,7 @@ class VectorMatrix:
     projects: dict[str | None, tuple[int, int]]  # project key -> its rows [start, end)
     secured: npt.NDArray[np.bool_]
     acl_index: dict[str, npt.NDArray[np.intp]]  # ACL entry -> rows naming it
+    facets: FacetColumns  # what seed filters match of each row
 
     @property
     def nbytes(self) -> int:
@@ -147,12 +155,14 @@ class VectorMatrix:
         return (
             sum(a.nbytes for a in arrays)
             + sum(a.nbytes for a in self.acl_index.values())
+            + self.facets.nbytes
             + ROW_OVERHEAD * len(self.node_ids)
         )
 
     @classmethod
     def from_rows(cls, tenant_id: str, dimension: int, rows: Sequence[sqlite3.Row]) -> VectorMatrix:
-        """Build from ``node_id, project_key, secured, acl, vector`` rows (any order)."""
+        """Build from ``node_id, project_key, secured, acl``, facet-column
+        (:data:`~brain_graph.stores.embedded.schema.VECTOR_FACET_COLUMNS`) and ``vector`` rows (any order)."""
         ordered = sorted(rows, key=lambda r: (r["project_key"] is None, r["project_key"] or "", r["node_id"]))
         width = 4 * dimension
         blobs = [row["vector"] for row in ordered]
@@ -178,6 +188,7 @@ class VectorMatrix:
             projects=projects,
             secured=secured,
             acl_index=acl_index,
+            facets=FacetColumns.from_rows(ordered),
         )
 
     def visible(self, scope: AccessScope) -> npt.NDArray[np.bool_]:
@@ -185,20 +196,26 @@ class VectorMatrix:
         return numpy_visible(scope, self.tenant_id, self.secured, self.acl_index)
 
     def search(
-        self, query: Sequence[float], *, scope: AccessScope, project_key: str | None, top_k: int
+        self, query: Sequence[float], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
     ) -> list[tuple[str, float]]:
-        """The best ``top_k`` visible rows (of ``project_key`` if set) as (node id, score), ordered by
+        """The best ``top_k`` visible rows that pass ``seed_filter`` as (node id, score), ordered by
         score descending then node id; scores as :func:`~brain_graph.core.scoring.similarity_from_cosine` of
-        :func:`~brain_graph.core.scoring.cosine` of ``query`` and the stored vector."""
+        :func:`~brain_graph.core.scoring.cosine` of ``query`` and the stored vector. The filter narrows
+        the rows before any is ranked: its project is a slice of rows, its facets a mask of them."""
         if top_k <= 0 or not self.node_ids:
             return []
+        project_key = seed_filter.project_key
         if project_key is None:
             start, end = 0, len(self.node_ids)
         elif project_key in self.projects:
             start, end = self.projects[project_key]
         else:
             return []
-        visible = self.visible(scope)[start:end]
+        visible = self.visible(scope)
+        admitted = self.facets.admitted(seed_filter, project=False)
+        if admitted is not None:
+            visible &= admitted
+        visible = visible[start:end]
         q = np.asarray(query, dtype=np.float64)
         q_norm_sq = float(np.add.accumulate(q * q)[-1]) if len(q) else 0.0
         if q_norm_sq == 0.0:  # the reference cosine is 0.0 for every row: all tie, by node id
@@ -226,6 +243,11 @@ class VectorMatrix:
         q = np.asarray(query, dtype=np.float64)
         q_norm_sq = float(np.add.accumulate(q * q)[-1]) if len(q) else 0.0
         return [(node_id, -negated) for negated, node_id in sorted(self._scored(q, q_norm_sq, chosen))]
+
+    def untimed(self, scope: AccessScope, seed_filter: SeedFilter) -> bool:
+        """Whether a row visible in ``scope`` is left out by the recency part of ``seed_filter`` alone
+        (:meth:`~brain_graph.core.filters.SeedFilter.untimed`)."""
+        return untimed_visible(self.visible(scope), self.facets, seed_filter)
 
     @cached_property
     def row_of(self) -> dict[str, int]:
@@ -276,7 +298,8 @@ CacheKey = tuple[str, str | None, str | None, str, str]  # (store file, file tok
 
 class CacheEntry(Protocol):
     """What the cache holds: a :class:`VectorMatrix` or another per-profile index of a tenant
-    (:class:`~brain_graph.stores.embedded.lexical.LexicalIndex`, keyed by :func:`lexical_key`)."""
+    (:class:`~brain_graph.stores.embedded.lexical.LexicalIndex`, keyed by :func:`lexical_key`;
+    :class:`~brain_graph.stores.embedded.facets.FacetTable`, keyed by :func:`facets_key`)."""
 
     @property
     def nbytes(self) -> int: ...
@@ -288,6 +311,11 @@ Entry = TypeVar("Entry", bound=CacheEntry)
 def lexical_key(profile_id: str) -> str:
     """The profile part of the cache key of a profile's lexical index (no profile id starts with a space)."""
     return f" lexical {profile_id}"
+
+
+def facets_key(profile_id: str) -> str:
+    """The profile part of the cache key of a profile's facet table (:class:`~.facets.FacetTable`)."""
+    return f" facets {profile_id}"
 
 
 class VectorCache:
@@ -415,13 +443,19 @@ def shared_cache() -> VectorCache:
         return _shared
 
 
-def load_matrix(rows: Rows, tenant_id: str, profile_id: str, dimension: int) -> VectorMatrix:
-    """Read one profile's vectors of one tenant with the counted statement runner ``rows``."""
-    return VectorMatrix.from_rows(tenant_id, dimension, rows(VECTORS_OF, {"tenant": tenant_id, "profile": profile_id}))
+def load_matrix(rows: Rows, tenant_id: str, profile_id: str, dimension: int, *, stored: bool = True) -> VectorMatrix:
+    """Read one profile's vectors of one tenant with the counted statement runner ``rows``
+    (``stored``: the store's vectors have facet columns,
+    :func:`~brain_graph.stores.embedded.schema.stores_vector_facets`)."""
+    sql = VECTORS_OF if stored else OLDER_VECTORS_OF
+    return VectorMatrix.from_rows(tenant_id, dimension, rows(sql, {"tenant": tenant_id, "profile": profile_id}))
 
 
-def load_named(rows: Rows, tenant_id: str, profile_id: str, dimension: int, node_ids: Sequence[str]) -> VectorMatrix:
+def load_named(
+    rows: Rows, tenant_id: str, profile_id: str, dimension: int, node_ids: Sequence[str], *, stored: bool = True
+) -> VectorMatrix:
     """The matrix of only the named nodes' vectors of one profile of one tenant (scored as the whole
     tenant's matrix scores them: each row's score depends on that row alone)."""
     params = {"tenant": tenant_id, "profile": profile_id, "ids": json.dumps(list(node_ids))}
-    return VectorMatrix.from_rows(tenant_id, dimension, rows(NAMED_VECTORS_OF, params))
+    sql = (VECTORS_OF if stored else OLDER_VECTORS_OF) + _NAMED
+    return VectorMatrix.from_rows(tenant_id, dimension, rows(sql, params))

@@ -25,6 +25,7 @@ from brain_graph.stores.embedded.schema import (
     MARK_DATA_VERSION_SEEN,
     SCHEMA,
     SCHEMA_VERSION,
+    VECTOR_FACET_COLUMNS,
     WRITTEN_NODE_COLUMNS,
     migrate,
 )
@@ -237,7 +238,7 @@ def _json_map(values: Mapping[str, Any]) -> str:
 def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -> None:
     """Rows are made one at a time as SQLite takes them (no list of every row in memory)."""
     connection.executemany(
-        f"INSERT OR REPLACE INTO nodes ({WRITTEN_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT OR REPLACE INTO nodes ({WRITTEN_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
                 n.tenant_id,
@@ -250,6 +251,9 @@ def _upsert_nodes(connection: sqlite3.Connection, nodes: Sequence[NodeRecord]) -
                 _json_list(n.acl),
                 _json_map(n.text),
                 _json_map(n.properties),
+                n.namespace,
+                _json_list(n.tags),
+                n.updated_at,
                 stored_heads(n.node_type, n.text),
             )
             for n in nodes
@@ -266,10 +270,10 @@ def _upsert_edges(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -
 
 
 def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorRecord]) -> None:
+    """Each vector with its facets, as given (:attr:`~brain_graph.stores.base.VectorRecord.facets`)."""
     connection.executemany(
-        "INSERT OR REPLACE INTO vectors"
-        " (tenant_id, profile_id, node_id, project_key, secured, acl, vector, content_hash, lexical)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO vectors (tenant_id, profile_id, node_id, project_key, secured, acl, vector,"
+        f" content_hash, lexical, {', '.join(VECTOR_FACET_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
                 v.tenant_id,
@@ -281,6 +285,10 @@ def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorReco
                 _vector_blob(v),
                 v.content_hash,
                 v.lexical,
+                v.facets.node_type,
+                v.facets.namespace,
+                _json_list(v.facets.tags),
+                v.facets.updated_at,
             )
             for v in vectors
         ),
