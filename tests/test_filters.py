@@ -77,17 +77,17 @@ def test_max_age_counts_back_from_the_deployment_clock_and_is_echoed(
 ) -> None:
     nodes = records(example_dataset)
     clocked = replace(example_services, clock=deployment_clock("2026-07-15T00:00:00Z"))
-    result = run(clocked, "design", {"expandDepth": 0}, nodeTypes=["cdm.doc"], maxAgeDays=60)
+    result = run(clocked, "design", {"expandDepth": 0}, nodeTypes=["cdm.doc"], maxAgeDays=80)
     applied = result["filtersApplied"]
     assert (applied["asOf"], applied["updatedAfter"], applied["maxAgeDays"]) == (
         "2026-07-15T00:00:00Z",
-        "2026-05-16T00:00:00Z",
-        60,
+        "2026-04-26T00:00:00Z",
+        80,
     )
-    cutoff = SeedFilter(updated_after=parse_timestamp("2026-05-16"))
+    cutoff = SeedFilter(updated_after=parse_timestamp("2026-04-26"))
     assert result["hits"]
     assert all(passes(nodes[hit["nodeId"]], cutoff) for hit in result["hits"])
     replayed = run(
-        example_services, "design", {"expandDepth": 0}, nodeTypes=["cdm.doc"], maxAgeDays=60, asOf=applied["asOf"]
+        example_services, "design", {"expandDepth": 0}, nodeTypes=["cdm.doc"], maxAgeDays=80, asOf=applied["asOf"]
     )
     assert replayed == result  # the echoed request time reproduces the result without the clock
