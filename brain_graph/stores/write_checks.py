@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from brain_graph.core.contracts import MAX_PROJECT_CHARS, MAX_TENANT_CHARS, identifier_problem
 from brain_graph.core.errors import ConfigurationError, DatasetError
-from brain_graph.core.filters import parse_timestamp
+from brain_graph.core.filters import NodeFacets, parse_timestamp
 from brain_graph.core.security import parse_acl_entry, text_problem
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.stores.base import ChangeSet, EdgeRecord, NodeRecord, ProfileIndexInfo, VectorRecord, VectorValues
@@ -220,6 +220,18 @@ def _timestamp_problem(value: object) -> str | None:
     return None
 
 
+def _facets_problem(facets: NodeFacets) -> str | None:
+    """Why a vector's facets are refused: a node type, namespace or tag a node could not have, or an
+    update time out of range."""
+    problem = None if facets.node_type == "" else _identifier(facets.node_type, MAX_NODE_TYPE_CHARS)
+    if problem is None and facets.namespace is not None:
+        problem = _label_problem(facets.namespace)
+    problem = problem or _tags_problem(facets.tags)
+    if problem is None and facets.updated_at is not None:
+        problem = _timestamp_problem(facets.updated_at)
+    return problem
+
+
 def _flag_problem(value: object) -> str | None:
     """Why ``secured`` is not a bool (a string such as "no" would be stored as a truthy value)."""
     return None if isinstance(value, bool) else f"must be true or false (got {type(value).__name__})"
@@ -258,6 +270,7 @@ def _vector_problem(vector: VectorRecord, dimensions: Mapping[str, int]) -> str 
         ("nodeId", _node_id(vector.node_id)),
         ("projectKey", None if vector.project_key is None else _identifier(vector.project_key, MAX_PROJECT_CHARS)),
         ("secured", _flag_problem(vector.secured)),
+        ("facets", _facets_problem(vector.facets)),
     )
     problem = _first_problem(checks) or _acl_problem(vector.acl, vector.secured)
     if problem is not None:

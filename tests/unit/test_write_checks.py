@@ -7,6 +7,7 @@ import re
 import pytest
 
 from brain_graph.core.errors import DatasetError
+from brain_graph.core.filters import NodeFacets
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo, VectorRecord
 from brain_graph.stores.write_checks import check_load
 
@@ -29,6 +30,8 @@ def vector(values: list[float], **changes: object) -> VectorRecord:
 
 def test_a_valid_load_passes() -> None:
     check_load([NODE], [], [vector([0.5, 1e38])], [PROFILE])
+    facets = NodeFacets("cdm.doc", "docs", ("a", "b"), -(10**15))
+    check_load([NODE], [], [vector([0.5, 1.0], facets=facets)], [PROFILE])
 
 
 @pytest.mark.parametrize(
@@ -40,6 +43,10 @@ def test_a_valid_load_passes() -> None:
         ([vector([1.0, 0.0], acl=("alice",))], [PROFILE], "acl"),
         ([vector([1.0, 0.0], tenant_id="t\n")], [PROFILE], "tenantId"),
         ([vector([1.0, 0.0], profile_id="q")], [PROFILE], "without profile metadata"),
+        ([vector([1.0, 0.0], facets=NodeFacets(updated_at=10**20))], [PROFILE], "facets must be a time"),
+        ([vector([1.0, 0.0], facets=NodeFacets(tags=("a\nb",)))], [PROFILE], "entry 'a.nb' must not contain"),
+        ([vector([1.0, 0.0], facets=NodeFacets(namespace=" "))], [PROFILE], "facets must not be blank"),
+        ([vector([1.0, 0.0], facets=NodeFacets(node_type="x\u200b"))], [PROFILE], "facets"),
         ([], [PROFILE, PROFILE], "given twice"),
         ([], [ProfileIndexInfo("p", "embedder", 0)], "must be a positive integer"),
         ([], [ProfileIndexInfo("p", "embedder", 2.0)], r"dimension 2\.0; it must be a positive integer"),  # type: ignore[arg-type]
