@@ -20,6 +20,7 @@ from brain_graph.stores.base import (
     VectorQuery,
     VectorRecord,
     VectorState,
+    node_facets,
 )
 from brain_graph.stores.identity import EmbeddingMismatchError
 from brain_graph.stores.neo4j_weaviate.weaviate import states as weaviate_states
@@ -138,13 +139,13 @@ def test_get_records_returns_full_records_sorted_by_id(harness: Harness) -> None
 
 
 def test_vector_states_carry_hashes_and_metadata_without_vectors(harness: Harness) -> None:
-    base(harness)
+    nodes, _, _ = base(harness)
     store = harness.backend.index_store
     work = store.vector_states(harness.t("t1"), WORK)
     assert work == [
         VectorState("a", "hash-a", "P", False, (), lexical=False),
         VectorState("b", "hash-b", "P", True, ("user:alice",), lexical=False),
-        VectorState("c", "", "P", False, (), lexical=False),
+        VectorState("c", "", "P", False, (), lexical=False, facets=node_facets(nodes[2])),  # h.vector gives facets
     ]
     assert store.vector_states(harness.t("t1"), DOC) == [
         VectorState("b", "doc-b", "P", True, ("user:alice",), lexical=False)
