@@ -177,7 +177,7 @@ def test_the_seeds_read_returns_vector_and_lexical_hits(harness: Harness, expand
     seeds = harness.backend.search_reads.seeds(
         [],
         scope=scope,
-        project_key=None,
+        seed_filter=SeedFilter(),
         top_k=2,
         link_types=["RELATES_TO"] if expand else [],
         max_degree=10,
@@ -195,7 +195,7 @@ def test_the_seeds_read_returns_vector_and_lexical_hits(harness: Harness, expand
     both = harness.backend.search_reads.seeds(
         [VectorQuery(WORK, V, EMBEDDER)],
         scope=scope,
-        project_key=None,
+        seed_filter=SeedFilter(),
         top_k=2,
         link_types=[],
         max_degree=10,
