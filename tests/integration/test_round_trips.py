@@ -22,18 +22,27 @@ that are not vector hits (2, one per profile; none when every lexical hit is a v
 requests; on the embedded store one statement for the lexical postings' data version and two for
 that similarity (16 at depth 2, 10 at depth 0). Lexical mode sends no vector search and no
 similarity: 3 Weaviate requests, and the embedded store 7 statements at depth 1.
+
+Seed filters (node types, namespaces, tags, recency) go into the requests above; a recency filter adds
+one GraphQL request to the seeds' Weaviate round (whether it skipped nodes without an update time, for
+every profile at once): 3 at depth 1, 8 in hybrid mode. Node types choose the profiles searched, so
+``nodeTypes: ["cdm.work_item"]`` sends 1 vector search.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
 
 from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import Dataset, load_dataset
+from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchInput
-from tests.integration.conftest import Loaded
+from tests.integration.conftest import Loaded, parity_source, with_tenant_prefix
+from tests.integration.servers import connect, unique_prefix
 
 pytestmark = pytest.mark.integration
 
@@ -91,3 +100,67 @@ def test_round_trips_do_not_depend_on_top_k(
     assert len(large_out["graphNodes"]) > len(small_out["graphNodes"])
     assert small == {"neo4j": neo4j, "weaviate": weaviate, "sqlite": sqlite}
     assert large == small
+
+
+@pytest.fixture(scope="module")
+def timed() -> Iterator[tuple[SearchServices, Dataset]]:
+    """The parity dataset, every other node with an update time (2026-01 to 2026-03) and the tags
+    ``even`` or ``odd``, in the servers only."""
+    raw = with_tenant_prefix(parity_source(), unique_prefix("rt")).model_dump(by_alias=True)
+    for index, item in enumerate(raw["nodes"]):
+        item["tags"] = ["even" if index % 2 == 0 else "odd"]
+        if index % 2:
+            item["updatedAt"] = f"2026-0{1 + index % 3}-01"
+    dataset = Dataset.model_validate(raw)
+    backend = connect()
+    services = SearchServices(backend=backend)
+    try:
+        load_dataset(dataset, backend, services.profiles)
+        yield services, dataset
+    finally:
+        try:
+            backend.admin.drop_tenants(sorted({node.tenant_id for node in dataset.nodes}))
+        finally:
+            backend.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "narrowing", "weaviate", "untimed"),
+    [
+        ("vector", {}, 2, False),
+        ("vector", {"updatedAfter": "2026-02-01"}, 3, True),  # one untimed check for both profiles
+        ("vector", {"tags": ["ODD"]}, 2, False),  # case-folded
+        ("vector", {"tags": ["odd"], "nodeTypes": ["cdm.work_item"]}, 1, False),  # the types choose one profile
+        ("hybrid", {}, 7, False),
+        ("hybrid", {"updatedAfter": "2026-02-01"}, 8, True),
+        ("hybrid", {"updatedAfter": "2026-02-01", "tags": ["odd"]}, 8, False),  # every odd node has a time
+    ],
+)
+def test_filters_add_at_most_the_untimed_check_to_the_round(
+    timed: tuple[SearchServices, Dataset], mode: str, narrowing: dict[str, Any], weaviate: int, untimed: bool
+) -> None:
+    """Filters go into the requests a search sends anyway; a recency filter adds one request to the
+    same Weaviate round, whatever the number of profiles and hits (until every lexical hit is also a
+    vector hit, which saves the round of their similarity: topK 20 stays below that here)."""
+    services, dataset = timed
+    tenant = Counter(node.tenant_id for node in dataset.nodes).most_common(1)[0][0]
+    title = next(n.title for n in sorted(dataset.nodes, key=lambda n: n.id) if n.tenant_id == tenant and n.title)
+
+    def trips(top_k: int) -> tuple[dict[str, int], dict[str, Any]]:
+        request = {
+            "queryText": title,
+            "filter": {"tenantId": tenant, "secured": False, **narrowing},
+            "options": {"topK": top_k, "expandDepth": 1, "maxNodes": 1000, "retrievalMode": mode},
+        }
+        admin = services.backend.admin
+        before = admin.round_trips()
+        output = build_graph(services).invoke(cast(BrainSearchInput, request))
+        after = admin.round_trips()
+        return {key: after[key] - before[key] for key in after}, output
+
+    trips(5)  # warm the profile cache and the connections
+    small, small_out = trips(5)
+    large, large_out = trips(20)
+    assert (len(small_out["hits"]), len(large_out["hits"])) == (5, 20)
+    assert small == large == {"neo4j": 2, "weaviate": weaviate}
+    assert [warning["code"] for warning in large_out["warnings"]] == (["recency_untimed"] if untimed else [])

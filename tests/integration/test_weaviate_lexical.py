@@ -303,7 +303,7 @@ def test_round_trips_do_not_depend_on_top_k(
         seeds = backend.search_reads.seeds(
             [VectorQuery(profile, [1.0, 0.5, 0.5], EMBEDDER) for profile in profiles],
             scope=scope,
-            project_key=None,
+            seed_filter=SeedFilter(),
             top_k=top_k,
             link_types=["RELATES_TO"],
             max_degree=10,

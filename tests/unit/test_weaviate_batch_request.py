@@ -16,11 +16,18 @@ from weaviate.proto.v1 import batch_pb2
 from weaviate.util import _ServerVersion
 
 from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.core.filters import NodeFacets
 from brain_graph.stores.base import VectorRecord
 from brain_graph.stores.neo4j_weaviate.weaviate.changes import StoredObject
 from brain_graph.stores.neo4j_weaviate.weaviate.writes import Target, WeaviateWrites, batch_request, data_object
 
 TARGET = Target("BrainGraph_p_default_0a1b2c3d", "t_5f1_g3")
+FACETS = (
+    NodeFacets(),
+    NodeFacets("cdm.doc", "billing", ("ops", "\u00e9t\u00e9"), 1_767_225_600_000_000),
+    NodeFacets("code.file", None, (), -62_135_596_800_000_000),
+    NodeFacets("cdm.work_item", "api", ("p",), None),
+)
 
 
 def client_request(target: Target, objects: list[DataObject[Any, Any]]) -> Any:
@@ -54,6 +61,7 @@ def records() -> list[VectorRecord]:
             secured=index % 2 == 1,
             acl=("group:a", "user:\u00fc") if index % 2 else (),
             content_hash=f"hash-{index}" if index % 4 else "",
+            facets=FACETS[index % len(FACETS)],
         )
         for index, dimension in enumerate([512, 512, 3, 1, 8, 512])
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from weaviate.proto.v1 import base_pb2, properties_pb2, search_get_pb2
 
+from brain_graph.core.filters import NO_FILTER, NodeFacets, SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import VectorQuery
 from brain_graph.stores.exact import exact_scores
@@ -86,11 +87,32 @@ def test_a_read_returns_the_acl_only_when_the_scope_reads_it() -> None:
     public = AccessScope("t1")
     reader = AccessScope("t1", identities=frozenset({"user:alice"}))
     service = AccessScope("t1", all_secured=True)
-    assert returned(public, None) == ["tenantId", "nodeId", "secured"]
-    assert returned(reader, None) == ["tenantId", "nodeId", "secured", "acl"]
-    assert returned(service, "P1") == ["tenantId", "nodeId", "secured", "projectKey"]
+    assert returned(public, NO_FILTER) == ["tenantId", "nodeId", "secured"]
+    assert returned(reader, NO_FILTER) == ["tenantId", "nodeId", "secured", "acl"]
+    assert returned(service, SeedFilter("P1")) == ["tenantId", "nodeId", "secured", "projectKey"]
     for scope in (public, reader, service):
-        without_acl = "acl" not in returned(scope, None)
+        without_acl = "acl" not in returned(scope, NO_FILTER)
         for acl in ((), ("user:alice",), ("user:bob",)):
             seen = scope.may_see("t1", True, acl)
             assert not without_acl or seen == scope.may_see("t1", True, ())
+
+
+def test_a_read_returns_the_facets_each_set_part_re_checks() -> None:
+    public = AccessScope("t1")
+    base = ["tenantId", "nodeId", "secured"]
+    assert returned(public, SeedFilter(node_types=("cdm.doc",))) == [*base, "nodeType"]
+    assert returned(public, SeedFilter(namespaces=("api",), tags=("ops",))) == [*base, "namespace", "tags"]
+    assert returned(public, SeedFilter(updated_after=0)) == [*base, "updatedAtExact"]
+
+
+def test_facets_are_decoded_as_stored_and_unset_when_not_returned() -> None:
+    faceted = result("a", [1.0], project=None, acl=[])
+    fields = faceted.properties.non_ref_props.fields  # type: ignore[attr-defined]
+    fields["nodeType"].text_value = "cdm.doc"
+    fields["namespace"].null_value = 0
+    fields["tags"].list_value.text_values.values.extend(["ops", "\u00e9t\u00e9"])
+    fields["updatedAtExact"].text_value = "253402300799999999"  # beyond what a float64 holds exactly
+    plain = result("b", [1.0], project=None, acl=[])
+    first, second = found_objects(search_get_pb2.SearchReply(results=[faceted, plain]))
+    assert first.facets == NodeFacets("cdm.doc", None, ("ops", "\u00e9t\u00e9"), 253402300799999999)
+    assert second.facets == NodeFacets()

@@ -11,8 +11,8 @@ generation in both stores and flips the pointer in one transaction, so a load th
 flip changes nothing searches see; a change (:meth:`Neo4jWeaviateBackend.apply`) is all or nothing
 across both stores: one Neo4j transaction, committed after the Weaviate writes, which are undone when
 it fails. A search sends Neo4j ``D + 1`` statements and Weaviate ``P`` requests (expansion depth ``D``,
-``P`` profiles), plus ``L + 1`` in the same Weaviate round with ``L`` lexical queries, whatever ``topK``
-and the number of hits.
+``P`` profiles), plus ``L + 1`` in the same Weaviate round with ``L`` lexical queries and ``1`` with a
+recency filter, whatever ``topK`` and the number of hits.
 
 Steps, failure cases and round trips of every operation: docs/internals/neo4j-weaviate-backend.md.
 """
@@ -44,7 +44,6 @@ from brain_graph.stores.base import (
     VectorQuery,
     VectorRecord,
     VectorState,
-    refuse_facets,
 )
 from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 from brain_graph.stores.neo4j_weaviate.neo4j.changes import GraphChanges
@@ -104,15 +103,16 @@ class CurrentGenerationIndex:
         if not queries:
             return []
         generation = self._generations.current_generation(scope.tenant_id)
-        refuse_facets(seed_filter, "neo4j-weaviate")
-        return self._index.query(
-            queries, scope=scope, project_key=seed_filter.project_key, top_k=top_k, generation=generation
-        )
+        return self._index.query(queries, scope=scope, seed_filter=seed_filter, top_k=top_k, generation=generation)
 
     def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
-        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`."""
-        refuse_facets(seed_filter, "neo4j-weaviate")
-        return False
+        """See :meth:`brain_graph.stores.base.VectorIndex.untimed`: one Neo4j statement (the
+        generation), then one Weaviate request for all profiles (:mod:`.weaviate.untimed`); none
+        without a recency part."""
+        if seed_filter.updated_after is None or not profile_ids:
+            return False
+        generation = self._generations.current_generation(scope.tenant_id)
+        return self._index.untimed(profile_ids, scope=scope, seed_filter=seed_filter, generation=generation)
 
     def lexical(
         self, queries: Sequence[LexicalQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
@@ -123,10 +123,7 @@ class CurrentGenerationIndex:
         if not queries:
             return []
         generation = self._generations.current_generation(scope.tenant_id)
-        refuse_facets(seed_filter, "neo4j-weaviate")
-        return self._index.lexical(
-            queries, scope=scope, project_key=seed_filter.project_key, top_k=top_k, generation=generation
-        )
+        return self._index.lexical(queries, scope=scope, seed_filter=seed_filter, top_k=top_k, generation=generation)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope

@@ -1,8 +1,10 @@
 """The reads of a search on Neo4j + Weaviate (:class:`~brain_graph.stores.base.SearchReads`).
 
 Round trips, warm caches (``P`` queried profiles, ``L`` lexical queries): :meth:`ServerSearchReads.seeds`
-is one Weaviate round of ``P`` vector searches, and with lexical queries ``L`` BM25 searches and one
-statistics request (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.lexical`), all concurrent, then
+is one Weaviate round of ``P`` vector searches, with lexical queries ``L`` BM25 searches and one
+statistics request (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.lexical`), with a recency filter
+one untimed check for every profile (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.untimed`), all
+concurrent, then
 Neo4j ``1`` (the metadata and links of the hits of both); :meth:`~ServerSearchReads.hop` Neo4j ``1``;
 :meth:`~ServerSearchReads.similarity` Weaviate ``P`` (concurrent); :meth:`~ServerSearchReads.context`
 Neo4j ``1``. ``seeds`` and ``hop`` score the nodes their links reach from the vector copies on the
@@ -38,13 +40,13 @@ from brain_graph.stores.base import (
     VectorHit,
     VectorQuery,
     best_hits,
-    refuse_facets,
 )
 from brain_graph.stores.neo4j_weaviate.generation_cache import GenerationCache
 from brain_graph.stores.neo4j_weaviate.neo4j.generations import Neo4jGenerations
 from brain_graph.stores.neo4j_weaviate.neo4j.search_reads import Neo4jSearchReads
 from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import max_copied, score_copies
 from brain_graph.stores.neo4j_weaviate.weaviate.index import WeaviateVectorIndex
+from brain_graph.stores.search_reads import searched_profiles
 
 GENERATION_REDOS = 2  # redos of a search whose generation moved (one per flip it overlapped)
 
@@ -69,16 +71,21 @@ class ServerSearchReads:
         max_degree: int,
         lexical: Sequence[LexicalQuery] = (),
     ) -> Seeds:
-        refuse_facets(seed_filter, "neo4j-weaviate")
-        project_key = seed_filter.project_key
         tenant = scope.tenant_id
         generation = self._generation(tenant)
+        untimed = searched_profiles(queries, lexical) if seed_filter.updated_after is not None else []
         for attempt in range(GENERATION_REDOS + 1):
-            raw, raw_lexical = self._index.search(
-                queries, lexical, scope=scope, project_key=project_key, top_k=top_k, generation=generation
+            searched = self._index.search(
+                queries,
+                lexical,
+                scope=scope,
+                seed_filter=seed_filter,
+                top_k=top_k,
+                generation=generation,
+                untimed=untimed,
             )
-            ranked = best_hits(raw, top_k)
-            ranked_lexical = best_hits(raw_lexical, top_k)
+            ranked = best_hits(searched.hits, top_k)
+            ranked_lexical = best_hits(searched.lexical, top_k)
             stamp = self.cache.stamp()
             found = self._graph.seeds(
                 list(dict.fromkeys(hit.node_id for hit in [*ranked, *ranked_lexical])),
@@ -102,6 +109,7 @@ class ServerSearchReads:
             found.links,
             scored,
             lexical=[hit for hit in ranked_lexical if hit.node_id in nodes],
+            untimed=searched.untimed,
         )
 
     def hop(

@@ -143,7 +143,7 @@ MERGE_NODES: LiteralString = (
     "SET n.sortKey = row.sortKey, n.nodeType = row.nodeType, n.projectKey = row.projectKey, n.title = row.title, "
     "n.url = row.url, "
     "n.secured = row.secured, n.acl = row.acl, n.text = row.text, n.properties = row.properties, "
-    "n.heads = row.heads"
+    "n.namespace = row.namespace, n.tags = row.tags, n.updatedAt = row.updatedAt, n.heads = row.heads"
 )
 
 
@@ -165,14 +165,16 @@ def merge_edges(edge_type: str) -> str:
 
 # -- loads: one tenant and generation per statement ($tenantId, $generation) -------------------
 # Rows are lists, not maps (no keys to encode per row): a node is [nodeId, sortKey, nodeType,
-# projectKey, title, url, secured, acl, text, properties, heads, copies] (copies: the properties of
-# its vector copies, VECTOR COPIES, written with it), an edge [fromNodeId, toNodeId, properties].
+# projectKey, title, url, secured, acl, text, properties, namespace, tags, updatedAt, heads, copies]
+# (copies: the properties of its vector copies, VECTOR COPIES, written with it), an edge [fromNodeId,
+# toNodeId, properties].
 # Into a fresh generation nothing exists yet: nodes and edges are CREATEd (no lookup, no scan of a
 # node's relationships; the caller gives each node and edge once); into an existing one, MERGEd.
 
 _LOAD_NODE_FIELDS: LiteralString = (
     "SET n.sortKey = row[1], n.nodeType = row[2], n.projectKey = row[3], n.title = row[4], n.url = row[5], "
-    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9], n.heads = row[10], n += row[11]"
+    "n.secured = row[6], n.acl = row[7], n.text = row[8], n.properties = row[9], n.namespace = row[10], "
+    "n.tags = row[11], n.updatedAt = row[12], n.heads = row[13], n += row[14]"
 )
 CREATE_LOAD_NODES: LiteralString = (
     "UNWIND $rows AS row CREATE (n:BrainNode {tenantId: $tenantId, generation: $generation, nodeId: row[0]}) "
@@ -358,7 +360,10 @@ def same_generation(var: LiteralString) -> LiteralString:
 
 
 # A node's metadata: every property but ``text`` (read by GET_TEXTS alone).
-META_MAP: LiteralString = "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .properties}"
+META_MAP: LiteralString = (
+    "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .properties, .namespace, .tags, "
+    ".updatedAt}"
+)
 
 GET_NODES: LiteralString = (
     TENANT + seek("n", "IN $nodeIds") + "AND " + visible("n") + " RETURN n " + META_MAP + " AS node"
@@ -657,7 +662,8 @@ def context(edge_types: tuple[str, ...]) -> str:
 
 # A node's full record: its metadata and its text.
 RECORD_MAP: LiteralString = (
-    "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .properties, .text}"
+    "{.tenantId, .nodeId, .nodeType, .projectKey, .title, .url, .secured, .acl, .properties, .namespace, .tags, "
+    ".updatedAt, .text}"
 )
 
 TENANTS_WITH_NODES: LiteralString = (

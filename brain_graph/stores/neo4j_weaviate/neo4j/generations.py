@@ -74,6 +74,9 @@ def node_row(node: NodeRecord, generation: int) -> dict[str, Any]:
         "acl": list(node.acl),
         "text": canonical_json(dict(node.text)),
         "properties": canonical_json(dict(node.properties)),
+        "namespace": node.namespace,
+        "tags": list(node.tags),
+        "updatedAt": node.updated_at,
         "heads": stored_heads(node.node_type, node.text),
     }
 
@@ -107,6 +110,9 @@ def node_values(node: NodeRecord) -> list[Any]:
         list(node.acl),
         _json_map(node.text),
         _json_map(node.properties),
+        node.namespace,
+        list(node.tags),
+        node.updated_at,
         stored_heads(node.node_type, node.text),
     ]
 

@@ -1,7 +1,8 @@
 """Graph store and passage source on Neo4j: the batched reads of a search.
 
 Nodes are ``:BrainNode`` with ``tenantId``, ``generation``, ``nodeId`` (unique together), ``nodeType``
-(indexed), ``projectKey``, ``title``, ``url``, ``secured``, ``acl`` (list) and ``text`` /
+(indexed), ``projectKey``, ``title``, ``url``, ``secured``, ``acl`` (list), ``namespace`` and ``tags``
+(as given; a list), ``updatedAt`` (integer microseconds; no property without one) and ``text`` /
 ``properties`` as JSON strings (Neo4j properties cannot be maps). Edges are typed relationships with a
 JSON ``properties``, always between nodes of one generation. Reads see only the generation the
 tenant's pointer names (see :mod:`brain_graph.stores.neo4j_weaviate.neo4j.cypher`).
@@ -45,6 +46,9 @@ def node_meta(data: Mapping[str, Any]) -> NodeRecord:
         secured=bool(data.get("secured")),
         acl=tuple(data.get("acl") or ()),
         properties=json.loads(data.get("properties") or "{}"),
+        namespace=data.get("namespace"),
+        tags=tuple(data.get("tags") or ()),
+        updated_at=data.get("updatedAt"),
     )
 
 

@@ -34,6 +34,9 @@ def node_record(data: Mapping[str, Any]) -> NodeRecord:
         acl=meta.acl,
         text=json.loads(data.get("text") or "{}"),
         properties=meta.properties,
+        namespace=meta.namespace,
+        tags=meta.tags,
+        updated_at=meta.updated_at,
     )
 
 

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import grpc  # type: ignore[import-untyped]
@@ -34,7 +34,9 @@ import numpy.typing as npt
 from weaviate.proto.v1 import search_get_pb2, weaviate_pb2_grpc
 
 from brain_graph.core.errors import BackendUnavailableError
+from brain_graph.core.filters import NodeFacets
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND, insert_timeout_s
+from brain_graph.stores.neo4j_weaviate.weaviate.facets import reply_facets
 
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects a search returns
 MAX_MESSAGE_BYTES = 104_858_000  # the client's limit, matching the server's
@@ -76,8 +78,8 @@ class _RequestFailedError(Exception):
 
 @dataclass(frozen=True)
 class FoundObject:
-    """One object of a reply: the properties a search reads, its distance, its stored vector and its
-    lexical document ("" when not read)."""
+    """One object of a reply: the properties a search reads, its distance, its stored vector, its
+    lexical document ("" when not read) and its facets (those not read unset)."""
 
     node_id: str
     tenant_id: str
@@ -87,6 +89,7 @@ class FoundObject:
     distance: float | None
     vector: bytes
     lexical: str = ""
+    facets: NodeFacets = field(default_factory=NodeFacets)
 
 
 def _text(fields: Any, name: str) -> str | None:
@@ -121,6 +124,7 @@ def found_objects(reply: Any) -> list[FoundObject]:
                 distance=float(metadata.distance) if metadata.distance_present else None,
                 vector=bytes(vectors[0].vector_bytes) if len(vectors) else bytes(metadata.vector_bytes),
                 lexical=_text(fields, "lexical") or "",
+                facets=reply_facets(fields),
             )
         )
     return found

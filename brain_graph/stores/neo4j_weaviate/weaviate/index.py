@@ -26,6 +26,7 @@ import weaviate
 from weaviate.exceptions import WeaviateQueryError
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.base import (
     LexicalQuery,
@@ -47,7 +48,7 @@ from brain_graph.stores.neo4j_weaviate.weaviate.naming import (
     tenant_name,
 )
 from brain_graph.stores.neo4j_weaviate.weaviate.schema import VectorIndexKind, WeaviateSchema
-from brain_graph.stores.neo4j_weaviate.weaviate.search import WeaviateSearch
+from brain_graph.stores.neo4j_weaviate.weaviate.search import Searched, WeaviateSearch
 from brain_graph.stores.neo4j_weaviate.weaviate.states import read_states
 from brain_graph.stores.neo4j_weaviate.weaviate.writes import WeaviateWrites
 
@@ -88,7 +89,7 @@ class WeaviateVectorIndex:
         queries: Sequence[VectorQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         generation: int | None,
     ) -> list[VectorHit]:
@@ -97,14 +98,14 @@ class WeaviateVectorIndex:
         the profiles and returns no hits."""
         if not queries:
             return []
-        return self._search.query(queries, scope, project_key, top_k, generation)
+        return self._search.query(queries, scope, seed_filter, top_k, generation)
 
     def lexical(
         self,
         queries: Sequence[LexicalQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         generation: int | None,
     ) -> list[VectorHit]:
@@ -114,7 +115,17 @@ class WeaviateVectorIndex:
         statistics request (:mod:`.lexical`)."""
         if not queries:
             return []
-        return self._search.lexical(queries, scope, project_key, top_k, generation)
+        return self._search.lexical(queries, scope, seed_filter, top_k, generation)
+
+    def untimed(
+        self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter, generation: int | None
+    ) -> bool:
+        """:meth:`brain_graph.stores.base.VectorIndex.untimed` in the Weaviate tenant of ``generation`` of
+        the scope's tenant (None: False): one GraphQL request (:mod:`.untimed`), none without a recency
+        part."""
+        if seed_filter.updated_after is None or not profile_ids:
+            return False
+        return self._search.untimed(profile_ids, scope, seed_filter, generation)
 
     def search(
         self,
@@ -122,14 +133,16 @@ class WeaviateVectorIndex:
         lexical: Sequence[LexicalQuery],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         top_k: int,
         generation: int | None,
-    ) -> tuple[list[VectorHit], list[VectorHit]]:
-        """:meth:`query` of ``queries`` and :meth:`lexical` of ``lexical``, their requests sent in one round."""
-        if not queries and not lexical:
-            return [], []
-        return self._search.search(queries, lexical, scope, project_key, top_k, generation)
+        untimed: Sequence[str] = (),
+    ) -> Searched:
+        """:meth:`query` of ``queries``, :meth:`lexical` of ``lexical`` and, with a recency part,
+        :meth:`untimed` of the profiles ``untimed``, their requests sent in one round."""
+        if not queries and not lexical and (seed_filter.updated_after is None or not untimed):
+            return Searched()
+        return self._search.search(queries, lexical, scope, seed_filter, top_k, generation, untimed=untimed)
 
     def similarity(
         self, queries: Sequence[VectorQuery], node_ids: Sequence[str], *, scope: AccessScope, generation: int | None

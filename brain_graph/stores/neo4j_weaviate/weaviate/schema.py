@@ -6,19 +6,22 @@ Each profile's collection records in its description the JSON ``{"brainGraph": 1
 ``tenantId``, ``nodeId``, ``projectKey``, ``secured`` and ``acl`` (text[]; ``field`` tokenization so
 filters compare whole values), ``contentHash`` (text, not indexed: what the vector was made from, read
 by the indexer), ``lexical`` (text, ``whitespace`` tokenization, searchable and filterable: the lexical
-document, :func:`brain_graph.core.bm25.lexical_document`, "" for none) and ``lexicalLength`` (int: its
+document, :func:`brain_graph.core.bm25.lexical_document`, "" for none), ``lexicalLength`` (int: its
 number of terms, only on objects with a non-empty document, so the unfiltered count and sum of the
-property, read from the inverted index, are the corpus size and total length of BM25) and a
-self-provided vector; native multi-tenancy, tenants created on first write. Collections are created
+property, read from the inverted index, are the corpus size and total length of BM25), the facets seed
+filters match (:mod:`.facets`: ``nodeType``, ``namespace``, ``tags``, ``updatedAt``, ``updatedAtExact``,
+``timed``) and a self-provided vector; native multi-tenancy, tenants created on first write. Collections are created
 with BM25 ``k1`` 1.2 and ``b`` 0.75 and no stop words (:mod:`brain_graph.core.bm25`'s terms).
 
-A collection created before ``contentHash`` or the lexical properties gets the ones it lacks when it is
-next written (:meth:`WeaviateSchema.ensure`; lacking ``lexical``, also BM25's settings and no stop
-words); objects written before read as "" (no content hash, no lexical document).
+A collection created before ``contentHash``, the lexical or the facet properties gets the ones it lacks
+when it is next written (:meth:`WeaviateSchema.ensure`; lacking ``lexical``, also BM25's settings and
+no stop words); objects written before read as "" (no content hash, no lexical document) and as
+``NodeFacets()`` (no facets), so the indexer writes them anew.
 
 The metadata of every collection is read with one REST call (``list_all``) and cached: refreshed after
-this process writes, when a query names an unknown profile, or a lexical query a collection without the
-lexical properties (at most once a second), and every ``cache_ttl_s`` (60 s).
+this process writes, when a query names an unknown profile, a lexical query a collection without the
+lexical properties or a seed filter on facets one without the facet properties (at most once a
+second), and every ``cache_ttl_s`` (60 s).
 
 Embedder identity (:func:`~brain_graph.stores.identity.profile_conflict`): a new embedder name or
 dimension for a profile is refused while a Weaviate tenant of a tenant the load does not replace holds
@@ -64,7 +67,14 @@ METADATA_VERSION = 1
 CONTENT_HASH = "contentHash"
 LEXICAL = "lexical"
 LEXICAL_LENGTH = "lexicalLength"
-ADDED_LATER = (CONTENT_HASH, LEXICAL, LEXICAL_LENGTH)  # properties collections created before may lack
+NODE_TYPE = "nodeType"
+NAMESPACE = "namespace"
+TAGS = "tags"
+UPDATED_AT = "updatedAt"
+UPDATED_AT_EXACT = "updatedAtExact"
+TIMED = "timed"
+FACETS = (NODE_TYPE, NAMESPACE, TAGS, UPDATED_AT, UPDATED_AT_EXACT, TIMED)  # the seed filters' properties
+ADDED_LATER = (CONTENT_HASH, LEXICAL, LEXICAL_LENGTH, *FACETS)  # properties collections created before may lack
 VectorIndexKind = Literal["flat", "hnsw"]
 Client = weaviate.WeaviateAsyncClient
 
@@ -105,8 +115,7 @@ def _properties() -> list[Property]:
 
 def _added_later(name: str) -> Property:
     """One of the properties of :data:`ADDED_LATER`."""
-    if name == CONTENT_HASH:
-        return Property(name=CONTENT_HASH, data_type=DataType.TEXT, index_filterable=False, index_searchable=False)
+    field = Tokenization.FIELD
     if name == LEXICAL:
         return Property(
             name=LEXICAL,
@@ -115,7 +124,17 @@ def _added_later(name: str) -> Property:
             index_filterable=True,
             index_searchable=True,
         )
-    return Property(name=LEXICAL_LENGTH, data_type=DataType.INT, index_filterable=True, index_searchable=False)
+    if name in (CONTENT_HASH, UPDATED_AT_EXACT):  # read, never filtered on
+        return Property(name=name, data_type=DataType.TEXT, index_filterable=False, index_searchable=False)
+    if name in (NODE_TYPE, NAMESPACE):
+        return Property(name=name, data_type=DataType.TEXT, tokenization=field, index_searchable=False)
+    if name == TAGS:
+        return Property(name=TAGS, data_type=DataType.TEXT_ARRAY, tokenization=field, index_searchable=False)
+    if name == TIMED:
+        return Property(name=TIMED, data_type=DataType.BOOL)
+    if name in (LEXICAL_LENGTH, UPDATED_AT):
+        return Property(name=name, data_type=DataType.INT, index_filterable=True, index_searchable=False)
+    raise ValueError(f"{name} is not a property added later")
 
 
 def _inverted_index() -> Any:
@@ -144,6 +163,11 @@ class ProfileCache:
         """Whether the profile's collection exists and holds lexical documents."""
         name = collection_name(profile_id)
         return name in self.collections and not {LEXICAL, LEXICAL_LENGTH} & self.lacking.get(name, set())
+
+    def facets(self, profile_id: str) -> bool:
+        """Whether the profile's collection exists and has the seed filters' properties (:data:`FACETS`)."""
+        name = collection_name(profile_id)
+        return name in self.collections and not set(FACETS) & self.lacking.get(name, set())
 
 
 class WeaviateSchema:
@@ -181,27 +205,30 @@ class WeaviateSchema:
         self._cache = ProfileCache(profiles, collections, time.monotonic(), lacking)
         return self._cache
 
-    def fresh(self, profile_ids: Iterable[str], *, lexical: Iterable[str] = ()) -> ProfileCache | None:
-        """The cache if it may serve a query of ``profile_ids`` (and a lexical query of ``lexical``)
-        without a read: not stale, and not missing one of them (nor, for ``lexical``, the lexical
-        properties of its collection) unless read within the last second (None: :meth:`for_query` must
-        read)."""
+    def fresh(
+        self, profile_ids: Iterable[str], *, lexical: Iterable[str] = (), facets: Iterable[str] = ()
+    ) -> ProfileCache | None:
+        """The cache if it may serve a query of ``profile_ids`` (a lexical query of ``lexical``, a seed
+        filter on the facets of ``facets``) without a read: not stale, and not missing one of them (nor,
+        for ``lexical``, the lexical properties of its collection, for ``facets`` the facet properties)
+        unless read within the last second (None: :meth:`for_query` must read)."""
         cache = self._cache
         now = time.monotonic()
         if cache is None or now - cache.loaded_at > self.cache_ttl_s:
             return None
         unknown = [p for p in profile_ids if p not in cache.profiles]
         unknown += [p for p in lexical if p not in cache.profiles or not cache.lexical(p)]
+        unknown += [p for p in facets if p not in cache.profiles or not cache.facets(p)]
         if unknown and now - cache.loaded_at > min(1.0, self.cache_ttl_s):
             return None
         return cache
 
     async def for_query(
-        self, client: Client, profile_ids: Iterable[str], *, lexical: Iterable[str] = ()
+        self, client: Client, profile_ids: Iterable[str], *, lexical: Iterable[str] = (), facets: Iterable[str] = ()
     ) -> ProfileCache:
-        """The cache, refreshed when stale or when it misses one of ``profile_ids`` or ``lexical``
-        (at most once a second, :meth:`fresh`)."""
-        cache = self.fresh(list(profile_ids), lexical=list(lexical))
+        """The cache, refreshed when stale or when it misses one of ``profile_ids``, ``lexical`` or
+        ``facets`` (at most once a second, :meth:`fresh`)."""
+        cache = self.fresh(list(profile_ids), lexical=list(lexical), facets=list(facets))
         return cache if cache is not None else await self.read(client)
 
     async def tenant_names(self, client: Client, collection: str) -> list[str]:

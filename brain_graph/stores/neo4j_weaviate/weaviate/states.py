@@ -4,7 +4,9 @@ request), or those of given node ids (a ``nodeId`` filter, 10,000 ids a request)
 vector search reaches each of them (:func:`unreachable`, one request per 10,000 objects).
 
 A state's ``lexical`` says whether the object holds a non-empty lexical document (``lexical``
-property); an object written before lexical documents has none, and the indexer writes it anew.
+property); an object written before lexical documents has none, and the indexer writes it anew. Its
+``facets`` are those stored with the vector (:mod:`.facets`); an object written before facets reads as
+``NodeFacets()``, which no node has, so the indexer writes it anew too.
 
 Reachability: Weaviate writes an object (properties, ``contentHash`` included, and the vector it
 keeps with the object) before it adds the vector to the vector index, and an insert whose request is
@@ -31,6 +33,7 @@ from weaviate.exceptions import WeaviateQueryError
 from brain_graph.stores.base import VectorState
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import is_missing
+from brain_graph.stores.neo4j_weaviate.weaviate.facets import stored_facets
 from brain_graph.stores.neo4j_weaviate.weaviate.search import QUERY_MAX_RESULTS
 
 STATE_PAGE = 5_000
@@ -38,7 +41,8 @@ STATE_PAGE = 5_000
 
 def vector_state(obj: Any, *, searchable: bool = True) -> VectorState:
     """The state of a returned object (``contentHash`` "" when it has none; ``lexical`` whether it has a
-    non-empty lexical document: objects written before lexical documents have none)."""
+    non-empty lexical document: objects written before lexical documents have none; ``facets`` as
+    :func:`.facets.stored_facets` reads them: ``NodeFacets()`` for objects written before facets)."""
     props = obj.properties
     return VectorState(
         node_id=str(props["nodeId"]),
@@ -48,6 +52,7 @@ def vector_state(obj: Any, *, searchable: bool = True) -> VectorState:
         acl=tuple(props.get("acl") or ()),
         searchable=searchable,
         lexical=bool(props.get("lexical")),
+        facets=stored_facets(props),
     )
 
 

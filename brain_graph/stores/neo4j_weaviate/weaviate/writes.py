@@ -26,6 +26,7 @@ from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.stores.base import VectorRecord, VectorValues
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND
+from brain_graph.stores.neo4j_weaviate.weaviate.facets import facet_properties
 from brain_graph.stores.neo4j_weaviate.weaviate.grpc_search import GrpcSearch
 from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, object_uuid, tenant_name
 from brain_graph.stores.neo4j_weaviate.weaviate.schema import CONTENT_HASH, LEXICAL, LEXICAL_LENGTH, WeaviateSchema
@@ -45,15 +46,16 @@ class Target:
 
 
 def data_object(record: VectorRecord) -> DataObject[Any, Any]:
-    """The object of a vector: the properties filters read, the content hash, the lexical document and
-    its number of terms (only for a non-empty document: see :mod:`.schema`), the vector, a
-    deterministic id."""
+    """The object of a vector: the properties filters read, its facets (:mod:`.facets`), the content
+    hash, the lexical document and its number of terms (only for a non-empty document: see
+    :mod:`.schema`), the vector, a deterministic id."""
     properties: dict[str, Any] = {
         "tenantId": record.tenant_id,
         "nodeId": record.node_id,
         "projectKey": record.project_key,
         "secured": record.secured,
         "acl": list(record.acl),
+        **facet_properties(record.facets),
         CONTENT_HASH: record.content_hash,
         LEXICAL: record.lexical,
     }
