@@ -11,7 +11,7 @@ import pytest
 
 from brain_graph.core.filters import SeedFilter, format_timestamp
 from brain_graph.indexing.dataset import Dataset
-from brain_graph.stores.base import node_facets
+from brain_graph.stores.base import NodeRecord, node_facets
 from tests.integration.conftest import Loaded
 from tests.integration.test_parity import search
 
@@ -30,22 +30,31 @@ def filter_requests(dataset: Dataset) -> list[tuple[str, dict[str, Any], SeedFil
     cutoff = times[len(times) // 2]
     namespaces = Counter(facets.namespace for node in mine if (facets := node_facets(node)).namespace)
     namespace = namespaces.most_common(1)[0][0]
-    query = "incident retry runbook design"
-
-    def req(**fields: Any) -> dict[str, Any]:
-        return {"queryText": query, "filter": {"tenantId": tenant, "secured": False, **fields}, "options": {}}
-
+    public = sorted((node for node in mine if not node.secured and node.title), key=lambda node: node.node_id)
     after = format_timestamp(cutoff)
     day = 86_400_000_000
     work, doc, code = ("cdm.work_item",), ("cdm.doc",), ("code.file",)
-    return [
-        ("tag", req(tags=[tag.upper()]), SeedFilter(tags=(tag,))),
-        ("docs-after", req(nodeTypes=[*doc], updatedAfter=after), SeedFilter(node_types=doc, updated_after=cutoff)),
-        ("untimed-types", req(nodeTypes=[*doc, *work], updatedAfter=after), SeedFilter(updated_after=cutoff)),
-        ("namespace-code", req(nodeTypes=[*code], namespaces=[namespace]), SeedFilter(namespaces=(namespace,))),
-        ("tag-and-type", req(tags=[tag], nodeTypes=[*work]), SeedFilter(tags=(tag,), node_types=work)),
-        ("age", req(maxAgeDays=30, asOf=after), SeedFilter(updated_after=cutoff - 30 * day)),
+    cases = [
+        ("tag", {"tags": [tag.upper()]}, SeedFilter(tags=(tag,))),
+        ("docs-after", {"nodeTypes": [*doc], "updatedAfter": after}, SeedFilter(node_types=doc, updated_after=cutoff)),
+        ("untimed-types", {"nodeTypes": [*doc, *work], "updatedAfter": after}, SeedFilter(updated_after=cutoff)),
+        ("namespace-code", {"nodeTypes": [*code], "namespaces": [namespace]}, SeedFilter(namespaces=(namespace,))),
+        ("tag-and-type", {"tags": [tag], "nodeTypes": [*work]}, SeedFilter(tags=(tag,), node_types=work)),
+        ("age", {"maxAgeDays": 30, "asOf": after}, SeedFilter(updated_after=cutoff - 30 * day)),
     ]
+    requests = []
+    for name, fields, seed_filter in cases:
+        # the query: words of a node that passes (so that lexical retrieval has hits) and of one that does not
+        passing = next(node for node in public if node.node_type in (*work, *doc, *code) and passes(node, seed_filter))
+        failing = next(node for node in public if node.node_type in (*work, *doc) and not passes(node, seed_filter))
+        query = f"{passing.title} {failing.title}"
+        filters = {"tenantId": tenant, "secured": False, **fields}
+        requests.append((name, {"queryText": query, "filter": filters, "options": {}}, seed_filter))
+    return requests
+
+
+def passes(node: NodeRecord, seed_filter: SeedFilter) -> bool:
+    return seed_filter.matches(node.project_key, node_facets(node))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -60,7 +69,7 @@ def test_each_filter_gives_the_same_result_on_both_backends(loaded: Loaded, mode
         assert expected["hits"], f"{mode} {name}: no hits"
         for hit in expected["hits"]:
             node = records[(tenant, hit["nodeId"])]
-            assert seed_filter.matches(node.project_key, node_facets(node)), (mode, name, hit["nodeId"])
+            assert passes(node, seed_filter), (mode, name, hit["nodeId"])
         warned.update(warning["code"] for warning in expected["warnings"])
         assert "**Filters:**" in expected["promptPack"]["contextMarkdown"]
     assert warned["recency_untimed"] >= 1  # work items have no update time in the example data
