@@ -24,8 +24,8 @@ that similarity (16 at depth 2, 10 at depth 0). Lexical mode sends no vector sea
 similarity: 3 Weaviate requests, and the embedded store 7 statements at depth 1.
 
 Seed filters (node types, namespaces, tags, recency) go into the requests above; a recency filter adds
-one GraphQL request to the seeds' Weaviate round (whether it skipped nodes without an update time, for
-every profile at once): 3 at depth 1, 8 in hybrid mode. Node types choose the profiles searched, so
+one gRPC Search per profile to the seeds' Weaviate round (whether it skipped nodes without an update
+time, limit 1 each): 4 at depth 1, 9 in hybrid mode. Node types choose the profiles searched, so
 ``nodeTypes: ["cdm.work_item"]`` sends 1 vector search.
 """
 
@@ -128,20 +128,20 @@ def timed() -> Iterator[tuple[SearchServices, Dataset]]:
     ("mode", "narrowing", "weaviate", "untimed"),
     [
         ("vector", {}, 2, False),
-        ("vector", {"updatedAfter": "2026-02-01"}, 3, True),  # one untimed check for both profiles
+        ("vector", {"updatedAfter": "2026-02-01"}, 4, True),  # an untimed check per profile
         ("vector", {"tags": ["ODD"]}, 2, False),  # case-folded
         ("vector", {"tags": ["odd"], "nodeTypes": ["cdm.work_item"]}, 1, False),  # the types choose one profile
         ("hybrid", {}, 7, False),
-        ("hybrid", {"updatedAfter": "2026-02-01"}, 8, True),
-        ("hybrid", {"updatedAfter": "2026-02-01", "tags": ["odd"]}, 8, False),  # every odd node has a time
+        ("hybrid", {"updatedAfter": "2026-02-01"}, 9, True),
+        ("hybrid", {"updatedAfter": "2026-02-01", "tags": ["odd"]}, 9, False),  # every odd node has a time
     ],
 )
 def test_filters_add_at_most_the_untimed_check_to_the_round(
     timed: tuple[SearchServices, Dataset], mode: str, narrowing: dict[str, Any], weaviate: int, untimed: bool
 ) -> None:
-    """Filters go into the requests a search sends anyway; a recency filter adds one request to the
-    same Weaviate round, whatever the number of profiles and hits (until every lexical hit is also a
-    vector hit, which saves the round of their similarity: topK 20 stays below that here)."""
+    """Filters go into the requests a search sends anyway; a recency filter adds one request per
+    searched profile to the same Weaviate round, whatever the number of hits (until every lexical hit
+    is also a vector hit, which saves the round of their similarity: topK 20 stays below that here)."""
     services, dataset = timed
     tenant = Counter(node.tenant_id for node in dataset.nodes).most_common(1)[0][0]
     title = next(n.title for n in sorted(dataset.nodes, key=lambda n: n.id) if n.tenant_id == tenant and n.title)

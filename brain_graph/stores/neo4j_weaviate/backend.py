@@ -107,7 +107,7 @@ class CurrentGenerationIndex:
 
     def untimed(self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
         """See :meth:`brain_graph.stores.base.VectorIndex.untimed`: one Neo4j statement (the
-        generation), then one Weaviate request for all profiles (:mod:`.weaviate.untimed`); none
+        generation), then one concurrent Weaviate request per profile (:mod:`.weaviate.untimed`); none
         without a recency part."""
         if seed_filter.updated_after is None or not profile_ids:
             return False

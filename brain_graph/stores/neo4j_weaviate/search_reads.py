@@ -3,7 +3,7 @@
 Round trips, warm caches (``P`` queried profiles, ``L`` lexical queries): :meth:`ServerSearchReads.seeds`
 is one Weaviate round of ``P`` vector searches, with lexical queries ``L`` BM25 searches and one
 statistics request (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.lexical`), with a recency filter
-one untimed check for every profile (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.untimed`), all
+one untimed check per profile (:mod:`brain_graph.stores.neo4j_weaviate.weaviate.untimed`), all
 concurrent, then
 Neo4j ``1`` (the metadata and links of the hits of both); :meth:`~ServerSearchReads.hop` Neo4j ``1``;
 :meth:`~ServerSearchReads.similarity` Weaviate ``P`` (concurrent); :meth:`~ServerSearchReads.context`

@@ -60,7 +60,7 @@ def facet_properties(facets: NodeFacets) -> dict[str, Any]:
 
 
 def stored_facets(properties: Mapping[str, Any]) -> NodeFacets:
-    """The facets of an object from its properties as the client or GraphQL returns them (a property
+    """The facets of an object from its properties as the client returns them (a property
     missing or None reads as unset: an object written before the facet properties is ``NodeFacets()``)."""
     namespace = properties.get(NAMESPACE)
     exact = properties.get(UPDATED_AT_EXACT)

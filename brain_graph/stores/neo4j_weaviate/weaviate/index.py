@@ -121,8 +121,8 @@ class WeaviateVectorIndex:
         self, profile_ids: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter, generation: int | None
     ) -> bool:
         """:meth:`brain_graph.stores.base.VectorIndex.untimed` in the Weaviate tenant of ``generation`` of
-        the scope's tenant (None: False): one GraphQL request (:mod:`.untimed`), none without a recency
-        part."""
+        the scope's tenant (None: False): one gRPC request per profile's collection, sent together
+        (:mod:`.untimed`), none without a recency part."""
         if seed_filter.updated_after is None or not profile_ids:
             return False
         return self._search.untimed(profile_ids, scope, seed_filter, generation)

@@ -19,8 +19,8 @@ and that profile's request is repeated with a four times larger limit (only with
 filter), with their vectors, scored the same way. A request returns at most
 :data:`QUERY_MAX_RESULTS` objects, so more ids than that take one request per that many.
 
-A seed filter with a recency part also asks, in the same round, whether it leaves out a visible
-object without an update time (:mod:`.untimed`, one GraphQL request for every profile).
+A seed filter with a recency part also asks, in the same batch, whether it leaves out a visible
+object without an update time (:mod:`.untimed`, one gRPC request per searched collection).
 
 Requests and replies are gRPC messages (:mod:`.grpc_search`): no event-loop hop, vectors decoded
 straight into numpy. The profiles' recorded identity comes from the schema cache (:mod:`.schema`),
@@ -220,8 +220,8 @@ class WeaviateSearch:
         self, profile_ids: Sequence[str], scope: AccessScope, seed_filter: SeedFilter, generation: int | None
     ) -> bool:
         """Whether ``seed_filter``'s recency part leaves out a visible object without an update time in
-        one of ``profile_ids`` (:mod:`.untimed`): one GraphQL request, none without a recency part or
-        a generation."""
+        one of ``profile_ids`` (:mod:`.untimed`): one gRPC request per collection, sent together, none
+        without a recency part or a generation."""
         return self.search((), (), scope, seed_filter, 0, generation, untimed=profile_ids).untimed
 
     def search(
@@ -239,9 +239,9 @@ class WeaviateSearch:
         (a query without terms, or of a profile whose collection does not exist or holds no lexical
         documents, has none; with a facet part, neither has a collection without the facet
         properties), and with a recency part the untimed check of the profiles ``untimed``: the
-        requests of all sent in one round (the lexical statistics and the untimed check, GraphQL
-        requests, concurrently with the gRPC searches), then, only with mass ties at a vector query's
-        ``top_k`` boundary, wider vector requests."""
+        requests of all sent in one round (one gRPC batch of the vector, BM25 and untimed requests,
+        and the lexical statistics, a GraphQL request, concurrently), then, only with mass ties at a
+        vector query's ``top_k`` boundary, wider vector requests."""
         checked = list(untimed) if seed_filter.updated_after is not None else []
         cache, targets, lexical_targets = self._targets(queries, lexical, seed_filter, checked)
         facets = facet_parts(seed_filter)
@@ -261,15 +261,15 @@ class WeaviateSearch:
         batch = [request(q, tenant, where, limits[q.profile_id], properties, near=True) for q in pending]
         candidates = weaviate_lexical.candidates(top_k)
         batch += (weaviate_lexical.bm25_request(q, tenant, where, candidates, properties) for q in lexical_targets)
+        batch += (weaviate_untimed.untimed_request(target, tenant) for target in untimed_targets)
         documents = [weaviate_lexical.stats_document(lexical_targets, tenant)] if lexical_targets else []
-        if untimed_targets:
-            documents.append(weaviate_untimed.untimed_document(untimed_targets, tenant))
         replies, answers = self._send(pending, batch, documents)
         stats = self._stats(lexical_targets, answers[0]) if lexical_targets else []
-        untimed_found = self._untimed(untimed_targets, scope, seed_filter, answers[-1]) if untimed_targets else False
+        searched = len(pending) + len(lexical_targets)
+        untimed_found = weaviate_untimed.untimed_found(replies[searched:], scope, seed_filter)
         lexical_hits = [
             hit
-            for query, reply, corpus in zip(lexical_targets, replies[len(pending) :], stats, strict=True)
+            for query, reply, corpus in zip(lexical_targets, replies[len(pending) : searched], stats, strict=True)
             for hit in weaviate_lexical.ranked_hits(
                 query,
                 visible_objects(found_objects(reply) if reply is not None else [], scope, seed_filter),
@@ -336,9 +336,9 @@ class WeaviateSearch:
     def _send(
         self, queries: Sequence[VectorQuery], batch: Sequence[Any], documents: Sequence[str] = ()
     ) -> tuple[list[Any | None], list[Any]]:
-        """Send one request per query together (the vector queries' first), with the GraphQL
-        ``documents`` alongside when given; the replies and the GraphQL replies, in order. A refused
-        dimension is an :class:`EmbeddingMismatchError`."""
+        """Send the gRPC requests of ``batch`` together (those of the vector ``queries`` first), with the
+        GraphQL ``documents`` alongside when given; the replies and the GraphQL replies, in order. A
+        refused dimension is an :class:`EmbeddingMismatchError`."""
         self._connection.tick(len(batch) + len(documents))
         try:
             if not documents:
@@ -369,16 +369,6 @@ class WeaviateSearch:
         except weaviate_lexical.StatsUnavailableError:
             self._schema.invalidate()  # a collection dropped, or recreated, since the cache was read
             return [None] * len(lexical)
-
-    def _untimed(
-        self, targets: Sequence[weaviate_untimed.UntimedTarget], scope: AccessScope, seed_filter: SeedFilter, reply: Any
-    ) -> bool:
-        """Whether the reply to the untimed document holds an untimed object (:mod:`.untimed`)."""
-        try:
-            return weaviate_untimed.untimed_found(targets, scope, seed_filter, reply.get, reply.errors)
-        except weaviate_untimed.UntimedUnavailableError:
-            self._schema.invalidate()  # a collection dropped, or recreated, since the cache was read
-            return False
 
     def _targets(
         self,
