@@ -143,7 +143,7 @@ def _counts(update: Mapping[str, Any]) -> dict[str, int]:
     characters of the pack."""
     counts: dict[str, int] = {}
     for key, value in update.items():
-        if key == "request":
+        if key in ("request", "filtersApplied"):  # one object each, not a collection
             continue
         if key == "promptPack":
             counts["citations"] = len(value["citations"])

@@ -63,7 +63,7 @@ def test_debug_pipeline_logs_each_step_in_and_out(
     assert all(message.endswith(scope) or scope + " " in message for message in messages[0::2])
     by_phase = dict(message.split(" | ", 1) for message in messages)
     assert by_phase["PIPELINE embed.out"].startswith("ms=")
-    assert re.search(r" hits=4 nodeRecords=4 seedLinks=\d+ hitSources=4$", by_phase["PIPELINE retrieve.out"])
+    assert re.search(r" hits=4 warnings=0 nodeRecords=4 seedLinks=\d+ hitSources=4$", by_phase["PIPELINE retrieve.out"])
     assert by_phase["PIPELINE expand.in"].endswith(" hits=4")
     assert re.search(
         r" nodeRecords=\d+ candidates=\d+ clusterMemberships=\d+ passageTexts=\d+$", by_phase["PIPELINE expand.out"]
@@ -118,6 +118,7 @@ def test_custom_stream_events_per_step(home_graph: BrainSearchGraph) -> None:
         "embed": {"queryVectors": 1},
         "retrieve": {
             "hits": len(output["hits"]),
+            "warnings": len(output["warnings"]),
             "nodeRecords": len(output["hits"]),
             "seedLinks": len(written["retrieve"]["seedLinks"]),
             "hitSources": len(output["hits"]),
