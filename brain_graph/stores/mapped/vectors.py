@@ -7,14 +7,15 @@ exactly as brain-graph's own stores do.
 A source's index is approximate and knows nothing of ACLs or facets, so each query asks it for its
 :func:`candidate_limit` L nearest (:data:`FILTERED_WIDENING` times more when the filter has a facet
 part): a Neo4j vector index's L nearest nodes of any tenant, a Weaviate collection's L nearest
-objects of the tenant (one per node). What a query returns is exactly the best ``top_k`` of those L
-that are visible, in the project and pass the facet filter: when fewer than ``top_k`` of them do (a
-selective filter, or many nodes nearer the query that the caller may not see), it returns fewer
-hits, never a hit the caller may not see or the filter refuses, and a node beyond the L nearest is
-never a hit. A Neo4j index's admitted candidates are pre-ranked in Neo4j by its own cosine of their
-stored vectors (ties by node id), and only the first :func:`scored_limit` have their vectors read
-and scored here: a node outside them could only belong to the exact top ``top_k`` if more than
-``top_k + 10`` candidates scored within Neo4j's float rounding of the last hit.
+objects of the tenant (one per node), each as its own search finds them (approximately, with HNSW).
+What a query returns is exactly the best ``top_k`` of those L that are visible, in the project and
+pass the facet filter: when fewer than ``top_k`` of them do (a selective filter, or many nodes
+nearer the query that the caller may not see), it returns fewer hits, never a hit the caller may
+not see or the filter refuses, and a node beyond the L nearest is never a hit. A Neo4j index's
+admitted candidates are pre-ranked in Neo4j by its own cosine of their stored vectors (ties by node
+id), and only the first :func:`scored_limit` have their vectors read and scored here: a node outside
+them could only belong to the exact top ``top_k`` if more than ``top_k + 10`` candidates scored
+within Neo4j's float rounding of the last hit.
 """
 
 from __future__ import annotations
