@@ -86,10 +86,12 @@ def test_the_cypher_quotes_the_mappings_names_and_holds_no_value() -> None:
     assert "$nodeTyping[1].types" in candidates  # the types map travels as a parameter
     assert "cdm.work_item" not in candidates
     assert "cdm.doc" not in candidates
-    # every mapped label is read for an untimed node, each until its first one
-    assert "MATCH (n:`Odd Label-1`) WHERE" in statements.untimed_node()
-    assert "MATCH (n:`Topic`) WHERE" in statements.untimed_node()
-    assert statements.untimed_node().count("LIMIT 1") == 4
+    # the mapped labels are read in order for an untimed node, until the first one; the predicate once
+    untimed = statements.untimed_node()
+    assert "MATCH (n:`Odd Label-1`) RETURN n UNION ALL MATCH (n:`Item`) RETURN n UNION ALL MATCH (n:`Topic`)" in untimed
+    assert untimed.count("LIMIT 1") == 1
+    assert untimed.count("bgHit IN $filter.tags") == 1
+    assert candidates.count("bgHit IN $filter.tags") == 2  # the candidates' predicate once, the untimed node's once
 
 
 def test_labels_without_facet_properties_have_none() -> None:

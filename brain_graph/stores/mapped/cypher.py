@@ -198,49 +198,54 @@ class MappedStatements:
 
     def candidates(self) -> str:
         """The candidates of a vector query in one statement, under the project ``$projectKey`` and the
-        facet filter ``$filter`` (:meth:`.facets.MappedFacets.admitted`). Rows of ``kind`` ``index``:
-        per entry of ``$indexQueries`` (``profile``, ``index``, ``limit``, ``vector``, ``property``)
-        the visible admitted mapped nodes among the ``limit`` its Neo4j vector index finds nearest,
-        the ``$keep`` nearest of them by Neo4j's cosine of their stored vector (ties by id), with
-        that vector; ``visible``: the visible admitted nodes of ``$candidateIds`` (other sources'
-        candidates); ``untimed``: at most one row, :meth:`untimed_node`. Columns: ``kind``,
-        ``profile``, ``id``, ``vector``."""
-        shown = f"{self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')}"
-        admitted = self.facets.admitted("n")
+        facet filter ``$filter`` (:meth:`.facets.MappedFacets.admitted`, applied once to every
+        candidate). Rows of ``kind`` ``index``: per entry of ``$indexQueries`` (``profile``,
+        ``index``, ``limit``, ``vector``, ``property``) the visible admitted mapped nodes among the
+        ``limit`` its Neo4j vector index finds nearest, the ``$keep`` nearest of them by Neo4j's
+        cosine of their stored vector (ties by id), with that vector; ``visible``: the visible
+        admitted nodes of ``$candidateIds`` (other sources' candidates); ``untimed``: at most one
+        row, :meth:`untimed_node`. Columns: ``kind``, ``profile``, ``id``, ``vector``."""
+        checked = (
+            f"{self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')} AND {self.facets.admitted('n')}"
+        )
+        near = (
+            "CASE WHEN n[prop] IS :: LIST<FLOAT NOT NULL> AND size(n[prop]) = size(query) "
+            "THEN vector.similarity.cosine(n[prop], query) END"
+        )
         return (
-            "CALL () { UNWIND $indexQueries AS q CALL (q) { "
-            "CALL db.index.vector.queryNodes(q.index, q.limit, q.vector) YIELD node AS n "
-            f"WITH n, n[q.property] AS vector WHERE {shown} AND {admitted} "
-            "WITH n, vector, CASE WHEN vector IS :: LIST<FLOAT NOT NULL> AND size(vector) = size(q.vector) "
-            "THEN vector.similarity.cosine(vector, q.vector) END AS near "
-            f"RETURN n, vector ORDER BY coalesce(near, -1.0) DESC, {self.node_id('n')} LIMIT $keep }} "
-            "RETURN 'index' AS kind, q.profile AS profile, n, vector UNION ALL "
-            + self.sought("n", "$candidateIds")
-            + f"WITH n WHERE {self.in_project('n')} AND {admitted} "
-            "RETURN 'visible' AS kind, null AS profile, n, null AS vector UNION ALL "
+            "CALL () { UNWIND $indexQueries AS q "
+            "CALL (q) { CALL db.index.vector.queryNodes(q.index, q.limit, q.vector) YIELD node AS n RETURN n } "
+            "RETURN q.profile AS profile, q.property AS prop, q.vector AS query, n UNION ALL "
+            + self.seek("n", "$candidateIds")
+            + "RETURN null AS profile, null AS prop, null AS query, n } "
+            f"WITH profile, prop, query, n WHERE {checked} "
+            f"WITH profile, prop, n, CASE WHEN profile IS NULL THEN null ELSE {near} END AS near "
+            f"ORDER BY profile, coalesce(near, -1.0) DESC, {self.node_id('n')} "
+            "WITH profile, prop, collect(n) AS ranked "
+            "UNWIND CASE WHEN profile IS NULL THEN ranked ELSE ranked[..$keep] END AS n "
+            "RETURN CASE WHEN profile IS NULL THEN 'visible' ELSE 'index' END AS kind, profile, "
+            f"{self.node_id('n')} AS id, CASE WHEN profile IS NULL THEN null ELSE n[prop] END AS vector "
+            "UNION ALL "
             + self.untimed_node()
-            + "RETURN 'untimed' AS kind, null AS profile, n, null AS vector } "
-            f"RETURN kind, profile, {self.node_id('n')} AS id, vector"
+            + f"RETURN 'untimed' AS kind, null AS profile, {self.node_id('n')} AS id, null AS vector"
         )
 
     def untimed_node(self) -> str:
         """Clauses giving at most one node ``n``: a visible mapped node in project ``$projectKey``
         that passes every part of ``$filter`` but its recency, and has no update time
         (:meth:`.facets.MappedFacets.untimed`), of one of ``$untimedSources`` (each ``labels``: the
-        node has one of them, ``property``: it holds it; null: any); none without sources. Each
-        mapped label is read until its first such node."""
+        node has one of them, ``property``: it holds it; null: any); none without sources. The
+        mapped labels are read in order until the first such node."""
         held = (
             "any(bgSource IN $untimedSources WHERE (bgSource.labels IS NULL OR "
             "any(bgLabel IN labels(n) WHERE bgLabel IN bgSource.labels)) "
             "AND (bgSource.property IS NULL OR n[bgSource.property] IS NOT NULL))"
         )
-        found = f"{self.visible('n')} AND {self.in_project('n')} AND {self.facets.untimed('n')} AND {held}"
-        branches = " UNION ".join(
-            f"MATCH (n:{quoted(label)}) WHERE {found} RETURN n LIMIT 1" for label in self.mapping.labels
-        )
+        found = f"{self.visible('n')} AND {self.in_project('n')} AND {held} AND {self.facets.untimed('n')}"
+        scans = " UNION ALL ".join(f"MATCH (n:{quoted(label)}) RETURN n" for label in self.mapping.labels)
         return (
             "UNWIND CASE WHEN size($untimedSources) > 0 THEN [true] ELSE [] END AS scanned "
-            f"CALL () {{ {branches} }} WITH n LIMIT 1 "
+            f"CALL () {{ {scans} }} WITH n WHERE {found} WITH n LIMIT 1 "
         )
 
     def untimed(self) -> str:

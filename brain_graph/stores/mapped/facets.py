@@ -14,11 +14,12 @@ so a returned record's :func:`~brain_graph.stores.base.node_facets` always agree
 * **Update time**, in microseconds since the epoch, UTC: a Neo4j ``DATETIME`` (its instant),
   ``LOCAL DATETIME`` (read as UTC) or ``DATE`` (midnight UTC) of years 1 to 9999; an ISO-8601 string
   of the form :data:`ISO_PATTERN` (``YYYY-MM-DD``, or a date, ``T`` or a space, ``HH:MM``, optional
-  ``:SS`` and fraction, optional ``Z`` or ``±HH:MM``; without an offset, UTC; surrounding white space
-  ignored), read as :func:`~brain_graph.core.filters.parse_timestamp` reads it (fractions cut to the
-  microsecond); an integer or float when the label names ``updated_at_unit`` (seconds, milliseconds,
-  microseconds since the epoch; a float rounded to the microsecond), within years 1 to 9999. Any
-  other value (another string form, a number without a unit, a time of day, a duration) is no time.
+  ``:SS`` and fraction, optional ``Z`` or ``±HH:MM`` of at most 18 hours; without an offset, UTC;
+  surrounding white space ignored), read as :func:`~brain_graph.core.filters.parse_timestamp` reads
+  it (fractions cut to the microsecond); an integer or float when the label names
+  ``updated_at_unit`` (seconds, milliseconds, microseconds since the epoch; a float rounded to the
+  microsecond), within years 1 to 9999. Any other value (another string form, a number without a
+  unit, a time of day, a duration) is no time.
 
 No expression can fail on a node's values: every conversion is guarded, so a bad value gives none.
 """
@@ -34,9 +35,13 @@ from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 from brain_graph.stores.mapped.mapping import NodeMapping, quoted
 from brain_graph.stores.write_checks import MAX_TIMESTAMP, MIN_TIMESTAMP
 
-# The ISO-8601 strings read as times (Neo4j and Python regular expressions alike: full match).
+# The ISO-8601 strings read as times (the same regular expression for Neo4j and Python, full match):
+# a date of years 0001 to 9999, optionally a time and an offset of at most 18 hours (Neo4j's limit).
+# The day is also checked against its month (Feb 29 in leap years only).
 ISO_PATTERN = (
-    "[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?"
+    "(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    "([Tt ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,9})?)?"
+    "(Z|[+-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))?)?"
 )
 MAX_TIME_CHARS = 64  # parse_timestamp's limit, white space included
 UNIT_FACTORS: dict[str, int] = {"seconds": 1_000_000, "milliseconds": 1_000, "microseconds": 1}
@@ -63,45 +68,25 @@ def folded(expression: str) -> str:
 
 
 def _iso(v: str) -> str:
-    """Cypher: the microseconds of the string ``v`` (:data:`ISO_PATTERN`), else null. Variables:
-    ``bgIso`` the trimmed string, ``bgZone`` the length of its offset (0, 1 for ``Z``, 6 for
-    ``±HH:MM``), ``bgPart`` its numbers (year, month, day, hour, minute, second, microsecond, offset
-    hours, offset minutes, offset sign)."""
-    text, zone, part = "bgIso", "bgZone", "bgPart"
-    body = f"size({text}) - {zone}"
-    numbers = ", ".join(
-        [
-            f"toInteger(substring({text}, 0, 4))",
-            f"toInteger(substring({text}, 5, 2))",
-            f"toInteger(substring({text}, 8, 2))",
-            f"CASE WHEN {body} >= 16 THEN toInteger(substring({text}, 11, 2)) ELSE 0 END",
-            f"CASE WHEN {body} >= 16 THEN toInteger(substring({text}, 14, 2)) ELSE 0 END",
-            f"CASE WHEN {body} >= 19 THEN toInteger(substring({text}, 17, 2)) ELSE 0 END",
-            f"CASE WHEN {body} > 20 THEN toInteger(left(substring({text}, 20, {body} - 20) + '00000', 6)) ELSE 0 END",
-            f"CASE WHEN {zone} = 6 THEN toInteger(substring({text}, size({text}) - 5, 2)) ELSE 0 END",
-            f"CASE WHEN {zone} = 6 THEN toInteger(substring({text}, size({text}) - 2, 2)) ELSE 0 END",
-            f"CASE WHEN {zone} = 6 AND substring({text}, size({text}) - 6, 1) = '-' THEN -1 ELSE 1 END",
-        ]
-    )
-    y, month, day = f"{part}[0]", f"{part}[1]", f"{part}[2]"
-    leap = f"({y} % 4 = 0 AND {y} % 100 <> 0) OR {y} % 400 = 0"
-    days = f"[31, CASE WHEN {leap} THEN 29 ELSE 28 END, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][{month} - 1]"
+    """Cypher: the microseconds of the string ``v`` (:data:`ISO_PATTERN`, a day its month has), else
+    null: read by Neo4j's ``datetime`` once written in its full form (``T``, ``Z`` when it has no
+    offset, midnight for a date). Variables: ``bgIso`` the trimmed string, ``bgAt`` its date-time."""
+    text = "bgIso"
+    year = f"toInteger(left({text}, 4))"
+    leap = f"({year} % 4 = 0 AND {year} % 100 <> 0 OR {year} % 400 = 0)"
+    day = f"substring({text}, 5, 5)"
     valid = (
-        f"{y} >= 1 AND {month} >= 1 AND {month} <= 12 AND {day} >= 1 AND {day} <= {days} "
-        f"AND {part}[3] <= 23 AND {part}[4] <= 59 AND {part}[5] <= 59 AND {part}[7] <= 23 AND {part}[8] <= 59"
+        f"size({v}) <= {MAX_TIME_CHARS} AND {text} =~ '{ISO_PATTERN}' "
+        f"AND NOT {day} IN ['02-30', '02-31', '04-31', '06-31', '09-31', '11-31'] AND ({day} <> '02-29' OR {leap})"
     )
-    instant = (
-        f"datetime({{year: {y}, month: {month}, day: {day}, hour: {part}[3], minute: {part}[4], "
-        f"second: {part}[5], timezone: 'Z'}}).epochMillis * 1000 + {part}[6] "
-        f"- {part}[9] * ({part}[7] * 60 + {part}[8]) * 60000000"
-    )
-    offset = (
-        f"CASE WHEN {text} ENDS WITH 'Z' THEN 1 "
-        f"WHEN size({text}) > 16 AND substring({text}, size({text}) - 6, 1) IN ['+', '-'] THEN 6 ELSE 0 END"
+    zoned = f"{text} ENDS WITH 'Z' OR substring({text}, size({text}) - 6, 1) IN ['+', '-']"
+    full = (
+        f"CASE WHEN size({text}) = 10 THEN {text} + 'T00:00Z' "
+        f"ELSE left({text}, 10) + 'T' + substring({text}, 11) + CASE WHEN {zoned} THEN '' ELSE 'Z' END END"
     )
     return (
-        f"head([{text} IN [trim({v})] WHERE size({v}) <= {MAX_TIME_CHARS} AND {text} =~ '{ISO_PATTERN}' | "
-        f"head([{zone} IN [{offset}] | head([{part} IN [[{numbers}]] WHERE {valid} | {instant}])])])"
+        f"head([{text} IN [trim({v})] WHERE {valid} | "
+        f"head([bgAt IN [datetime({full})] | bgAt.epochMillis * 1000 + (bgAt.nanosecond / 1000) % 1000])])"
     )
 
 
@@ -190,35 +175,39 @@ class MappedFacets:
 
         return self._by_label(var, of)
 
+    def _raw(self, var: str, keys: Callable[[NodeMapping], Sequence[str | None]]) -> str | None:
+        """Cypher: the list of ``var``'s values of the properties ``keys`` gives its first mapped
+        label's entry (null for a key it has not); None when no label has any."""
+
+        def of(_: int, entry: NodeMapping | None) -> str:
+            props = keys(entry) if entry is not None else ()
+            if not any(props):
+                return "null"
+            return "[" + ", ".join(f"{var}.{quoted(p)}" if p else "null" for p in props) + "]"
+
+        raw = self._by_label(var, of)
+        return None if raw == "null" else raw
+
     def tags(self, var: str) -> str:
         """Cypher: the folded tags of ``var`` (a list, empty when none)."""
-
-        def of(_: int, entry: NodeMapping | None) -> str:
-            if entry is None or entry.tags_property is None:
-                return "[]"
-            value = f"{var}.{quoted(entry.tags_property)}"
-            return (
-                f"CASE WHEN {value} IS :: STRING THEN [{folded(value)}] "
-                f"WHEN {value} IS :: LIST<STRING NOT NULL> THEN [bgTag IN {value} | {folded('bgTag')}] ELSE [] END"
-            )
-
-        return self._by_label(var, of)
+        raw = self._raw(var, lambda entry: [entry.tags_property])
+        if raw is None:
+            return "[]"
+        tags = "bgTags[0]"
+        return (
+            f"head([bgTags IN [coalesce({raw}, [null])] | CASE WHEN {tags} IS :: STRING THEN [{folded(tags)}] "
+            f"WHEN {tags} IS :: LIST<STRING NOT NULL> THEN [bgTag IN {tags} | {folded('bgTag')}] ELSE [] END])"
+        )
 
     def namespace(self, var: str) -> str:
-        """Cypher: the folded namespace of ``var`` (null when none)."""
-
-        def of(_: int, entry: NodeMapping | None) -> str:
-            options = []
-            if entry is not None and entry.namespace_property is not None:
-                value = f"{var}.{quoted(entry.namespace_property)}"
-                options.append(
-                    f"CASE WHEN {value} IS :: STRING THEN head([bgNs IN [{folded(value)}] WHERE bgNs <> '']) END"
-                )
-            if entry is not None and entry.path_property is not None:
-                options.append(path_namespace(f"{var}.{quoted(entry.path_property)}"))
-            return "null" if not options else options[0] if len(options) == 1 else f"coalesce({', '.join(options)})"
-
-        return self._by_label(var, of)
+        """Cypher: the folded namespace of ``var`` (null when none): its namespace property when that
+        is a non-blank string, else its path's."""
+        raw = self._raw(var, lambda entry: [entry.namespace_property, entry.path_property])
+        if raw is None:
+            return "null"
+        given, path = "bgNames[0]", "bgNames[1]"
+        named = f"CASE WHEN {given} IS :: STRING THEN head([bgNs IN [{folded(given)}] WHERE bgNs <> '']) END"
+        return f"head([bgNames IN [coalesce({raw}, [null, null])] | coalesce({named}, {path_namespace(path)})])"
 
     def updated_at(self, var: str) -> str:
         """Cypher: the update time of ``var`` in microseconds (null when none)."""
@@ -230,7 +219,9 @@ class MappedFacets:
             return f"[{var}.{quoted(entry.updated_at_property)}, {factor}]"
 
         raw = self._by_label(var, of)
-        return "null" if raw == "null" else f"head([bgTime IN [{raw}] | {micros('bgTime[0]', 'bgTime[1]')}])"
+        if raw == "null":
+            return "null"
+        return f"head([bgTime IN [coalesce({raw}, [null, null])] | {micros('bgTime[0]', 'bgTime[1]')}])"
 
     def fields(self, var: str) -> list[str]:
         """The facets of ``var`` as fields of a map projection: ``namespace``, ``tags``, ``updatedAt``."""
