@@ -13,9 +13,11 @@ collection unique to the run; deleted at the end); nothing is mocked.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, cast
 
 import neo4j
@@ -45,15 +47,23 @@ from tests.integration.servers import server_settings, team_driver, team_weaviat
 pytestmark = pytest.mark.integration
 
 RUN = uuid.uuid4().hex[:8]
-LABELS = {"ticket": f"Ticket{RUN}", "page": f"Page{RUN}", "file": f"File{RUN}", "note": f"Note{RUN}"}
-MARKER = f"Vec{RUN}"  # every searched node carries it; the vector index is on it
+LABELS = {
+    "ticket": f"Ticket{RUN}",
+    "page": f"Page{RUN}",
+    "file": f"File{RUN}",
+    "note": f"Note{RUN}",
+    "chunk": f"Chunk{RUN}",  # the crowd of the under-filled case
+}
+MARKER = f"Vec{RUN}"  # every searched node but the crowd carries it; the vector index of PROFILE is on it
+CROWD_MARKER = f"Crowd{RUN}"  # the crowd's own index, of CROWD_PROFILE
 INDEX = f"vec{RUN}"
+CROWD_INDEX = f"crowd{RUN}"
 COLLECTION = f"FilterVectors{RUN}"
 PROFILE = "cdm.doc.body"
+CROWD_PROFILE = "cdm.work.summary"
 EMBEDDER = "test-embedder"
 WORK, DOC, CODE = "cdm.work_item", "cdm.doc", "code.file"
 Q = [1.0, 0.0, 0.0, 0.0]
-Q4 = [0.0, 0.0, 0.0, 1.0]  # the query of tenant t4's crowd
 
 JAN = parse_timestamp("2026-01-01")
 FEB = parse_timestamp("2026-02-01")
@@ -75,6 +85,7 @@ class Foreign:
     secured: bool = False
     tenant: str = "t1"
     vector: list[float] = field(default_factory=list)
+    marker: str = MARKER
 
 
 def facets(node_type: str, namespace: str | None = None, tags: Sequence[str] = (), at: int | None = None) -> NodeFacets:
@@ -192,41 +203,42 @@ NODES = [
     Foreign(n.node_id, n.kind, n.props, n.facets, n.project, n.secured, n.tenant, [1.0, 0.05 * i, 0.0, 0.0])
     for i, n in enumerate(NODES)
 ]
-# the top-k cases: in tenant t3, 30 nodes nearer the query than the 3 wanted ones; in tenant t4, more
-# nodes nearer Q4 than the index is asked for, so the wanted ones are beyond every candidate (the
-# crowd is on the far side of Q, behind every node of t1 and t3)
-NEAR = [
-    Foreign(f"near{i:02d}", "page", {"keywords": ["other"]}, facets(DOC, None, ("other",)), tenant="t3")
-    for i in range(30)
-]
-FAR = [
-    Foreign(f"far{i}", "page", {"keywords": ["wanted"]}, facets(DOC, None, ("wanted",)), tenant=tenant)
-    for tenant in ("t3", "t4")
-    for i in range(3)
-]
+
+
+def arc(degrees: float) -> list[float]:
+    """The unit vector at ``degrees`` from Q, in the plane of its first two axes."""
+    return [math.cos(math.radians(degrees)), math.sin(math.radians(degrees)), 0.0, 0.0]
+
+
+def wanted_or_not(node_id: str, tag: str, tenant: str, degrees: float, **extra: Any) -> Foreign:
+    kind = "chunk" if tenant == "t4" else "page"
+    return Foreign(
+        node_id, kind, {"keywords": [tag]}, facets(DOC, None, (tag,)), tenant=tenant, vector=arc(degrees), **extra
+    )
+
+
+# The top-k cases. Tenant t3: 30 nodes nearer Q than the 3 wanted ones, in PROFILE's index. Tenant
+# t4, in an index of its own: a crowd of twice as many nodes as the index is asked for, spread evenly
+# on the arc from Q to 60 degrees, and the 3 wanted ones just beyond it (one continuous arc: an HNSW
+# index finds neighbours along it, where two clusters far apart could leave a search stuck in one).
 CROWD = 2 * candidate_limit(3, narrowed=True)
-CROWDED = [
-    Foreign(f"crowd{i:04d}", "page", {"keywords": ["other"]}, facets(DOC, None, ("other",)), tenant="t4")
-    for i in range(CROWD)
-]
-
-
-def placed(nodes: Sequence[Foreign], vector: Any) -> list[Foreign]:
-    """``nodes`` with the vector ``vector(i, node)`` each."""
-    return [
-        Foreign(n.node_id, n.kind, n.props, n.facets, n.project, n.secured, n.tenant, vector(i, n))
-        for i, n in enumerate(nodes)
-    ]
-
-
 TOP_K_NODES = [
-    *placed(NEAR, lambda i, n: [1.0, 0.001 * i, 0.0, 0.0]),
-    *placed(FAR, lambda i, n: [0.2, 1.0, 0.1 * (i % 3), 0.0] if n.tenant == "t3" else [0.0, 1.0, 0.1 * i, 0.0]),
-    *placed(CROWDED, lambda i, n: [-0.1, 0.0001 * i, 0.0, 1.0]),
+    *(wanted_or_not(f"near{i:02d}", "other", "t3", 0.05 * i) for i in range(30)),
+    *(wanted_or_not(f"far{i}", "wanted", "t3", 70 + i) for i in range(3)),
+]
+CROWD_NODES = [
+    *(wanted_or_not(f"crowd{i:04d}", "other", "t4", 60 * i / CROWD, marker=CROWD_MARKER) for i in range(CROWD)),
+    *(wanted_or_not(f"beyond{i}", "wanted", "t4", 61 + i, marker=CROWD_MARKER) for i in range(3)),
 ]
 
 
 def mapping_data(source: dict[str, Any]) -> dict[str, Any]:
+    """The mapping of PROFILE's ``source``; with a Neo4j source, CROWD_PROFILE's index too."""
+    crowd = (
+        [{"profile": CROWD_PROFILE, "source": "neo4j", "index": CROWD_INDEX, "property": "embedding"}]
+        if source["source"] == "neo4j"
+        else []
+    )
     return {
         "name": "filters",
         "id_property": "uid",
@@ -256,6 +268,7 @@ def mapping_data(source: dict[str, Any]) -> dict[str, Any]:
                 "updated_at_property": "lastModified",
                 "path_property": "path",
             },
+            {"label": LABELS["chunk"], "node_type": DOC, "tags_property": "keywords"},
             {
                 "label": LABELS["note"],
                 "node_type": DOC,
@@ -268,7 +281,7 @@ def mapping_data(source: dict[str, Any]) -> dict[str, Any]:
                 "path_property": "path",
             },
         ],
-        "vectors": [{"profile": PROFILE, **source}],
+        "vectors": [{"profile": PROFILE, **source}, *crowd],
     }
 
 
@@ -283,18 +296,16 @@ def mapping(source: str) -> Mapping:
 
 def write_graph(driver: neo4j.Driver, nodes: Sequence[Foreign]) -> None:
     """The nodes with plain Cypher: temporal values made by their Cypher function from their text."""
-    for kind, label in LABELS.items():
+    for (kind, marker), group in groupby(sorted(nodes, key=lambda n: (n.kind, n.marker)), lambda n: (n.kind, n.marker)):
         rows = []
-        for n in nodes:
-            if n.kind != kind:
-                continue
+        for n in group:
             plain = {key: value for key, value in n.props.items() if not isinstance(value, tuple)}
             temporal = [[key, *value] for key, value in n.props.items() if isinstance(value, tuple)]
             base = {"uid": n.node_id, "org": n.tenant, "proj": n.project, "title": n.node_id, "embedding": n.vector}
             secured = {"restricted": True, "readers": ["user:alice"]} if n.secured else {}
             rows.append({"props": {**base, **secured, **plain}, "temporal": temporal})
         driver.execute_query(
-            f"UNWIND $rows AS row CREATE (n:`{label}`:`{MARKER}`) SET n = row.props "
+            f"UNWIND $rows AS row CREATE (n:`{LABELS[kind]}`:`{marker}`) SET n = row.props "
             "WITH n, row UNWIND row.temporal AS t "
             "SET n[t[0]] = CASE t[1] WHEN 'datetime' THEN datetime(t[2]) WHEN 'localdatetime' THEN localdatetime(t[2]) "
             "ELSE date(t[2]) END",
@@ -339,11 +350,12 @@ def team() -> Iterator[Team]:
     neo4j_client = Neo4jClient(uri=settings.neo4j_uri, user=settings.neo4j_user, password=settings.neo4j_password)
     backends: dict[str, MappedBackend] = {}
     try:
-        write_graph(driver, [*NODES, *TOP_K_NODES])
-        driver.execute_query(
-            f"CREATE VECTOR INDEX `{INDEX}` IF NOT EXISTS FOR (n:`{MARKER}`) ON n.embedding "
-            "OPTIONS {indexConfig: {`vector.dimensions`: 4, `vector.similarity_function`: 'cosine'}}"
-        )
+        write_graph(driver, [*NODES, *TOP_K_NODES, *CROWD_NODES])
+        for index, marker in ((INDEX, MARKER), (CROWD_INDEX, CROWD_MARKER)):
+            driver.execute_query(
+                f"CREATE VECTOR INDEX `{index}` IF NOT EXISTS FOR (n:`{marker}`) ON n.embedding "
+                "OPTIONS {indexConfig: {`vector.dimensions`: 4, `vector.similarity_function`: 'cosine'}}"
+            )
         for label in LABELS.values():
             driver.execute_query(f"CREATE INDEX uid{label} IF NOT EXISTS FOR (n:`{label}`) ON (n.uid)")
         driver.execute_query("CALL db.awaitIndexes(300)")
@@ -360,6 +372,7 @@ def team() -> Iterator[Team]:
                 vector_source.close()
         neo4j_client.close()
         driver.execute_query(f"DROP INDEX `{INDEX}` IF EXISTS")
+        driver.execute_query(f"DROP INDEX `{CROWD_INDEX}` IF EXISTS")
         for label in LABELS.values():
             driver.execute_query(f"DROP INDEX uid{label} IF EXISTS")
             driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n")
@@ -380,9 +393,10 @@ def found(
     identities: frozenset[str] | None = None,
     top_k: int = 30,
     query: Sequence[float] = Q,
+    profile: str = PROFILE,
 ) -> list[str]:
     hits = backend.vector_index.query(
-        [VectorQuery(PROFILE, query, EMBEDDER)], scope=scope(tenant, identities), seed_filter=seed_filter, top_k=top_k
+        [VectorQuery(profile, query, EMBEDDER)], scope=scope(tenant, identities), seed_filter=seed_filter, top_k=top_k
     )
     return [hit.node_id for hit in hits]
 
@@ -455,11 +469,11 @@ def test_a_node_beyond_the_candidates_a_neo4j_index_gives_is_never_a_hit(team: T
     """The documented limit: the index is asked for candidate_limit(top_k) nodes (any tenant's); when
     more unmatched nodes are nearer, the wanted ones are not among them and the query under-fills."""
     backend = team.backends["neo4j"]
-    assert found(backend, SeedFilter(tags=("wanted",)), tenant="t4", top_k=3, query=Q4) == []
-    crowd = found(backend, SeedFilter(tags=("other",)), tenant="t4", top_k=3, query=Q4)
-    assert crowd == ["crowd0000", "crowd0001", "crowd0002"]
-    far = found(backend, SeedFilter(tags=("wanted",)), tenant="t4", top_k=3, query=[0.0, 1.0, 0.0, 0.0])
-    assert far == ["far0", "far1", "far2"]  # the same nodes, found when they are near the query
+    wanted, other = SeedFilter(tags=("wanted",)), SeedFilter(tags=("other",))
+    assert found(backend, wanted, tenant="t4", top_k=3, profile=CROWD_PROFILE) == []
+    assert found(backend, other, tenant="t4", top_k=3, profile=CROWD_PROFILE) == ["crowd0000", "crowd0001", "crowd0002"]
+    near_them = found(backend, wanted, tenant="t4", top_k=3, query=arc(64), profile=CROWD_PROFILE)
+    assert near_them == ["beyond2", "beyond1", "beyond0"]  # the same nodes, found when they are near the query
 
 
 UNTIMED = [  # (case, filter, the identities searching, whether the recency part skipped a visible untimed node)
@@ -495,7 +509,7 @@ def test_untimed_reports_skipped_nodes_without_an_update_time(team: Team, source
     for name, seed_filter, identities, answer in UNTIMED:
         assert untimed(seed_filter, identities) is expected(seed_filter, identities) is answer, name
     assert not untimed(SeedFilter(updated_after=FEB), tenant="t2")
-    assert not untimed(SeedFilter(updated_after=FEB), profiles=("cdm.work.summary",))  # no source
+    assert not untimed(SeedFilter(updated_after=FEB), profiles=("code.file.summary",))  # no source
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -586,7 +600,10 @@ def test_the_neo4j_conversion_of_times_is_parse_timestamps(team: Team) -> None:
         "2024-09-01T24:00",
         "2024-09-01T12:00:60",
         "2024-09-01T12:00+24:00",
-        "2024-09-01T12:00+23:59",
+        "2024-09-01T12:00+23:59",  # parse_timestamp reads it; Neo4j's offsets end at 18 hours
+        "2024-09-01T12:00+18:00",
+        "2024-09-01T12:00-18:01",
+        "2024-04-31",
         "2024-09-01T12:00:00.5+01:00",
         "2024-09-01T12",  # parse_timestamp reads it, the searches do not (documented)
         "20240901",
@@ -610,7 +627,7 @@ def test_the_neo4j_conversion_of_times_is_parse_timestamps(team: Team) -> None:
 
 def test_attach_suggests_the_facet_properties_and_checks_them(team: Team) -> None:
     client = team.backends["neo4j"].neo4j
-    suggested = suggest_mapping(client, labels=list(LABELS.values()))
+    suggested = suggest_mapping(client, labels=[LABELS[kind] for kind in ("ticket", "page", "file", "note")])
     nodes = {node.label: node for node in suggested.mapping.nodes}
     ticket, page, file, note = (nodes[LABELS[kind]] for kind in ("ticket", "page", "file", "note"))
     assert (ticket.tags_property, ticket.updated_at_property, ticket.updated_at_unit) == (
