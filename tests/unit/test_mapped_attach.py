@@ -887,3 +887,114 @@ def test_a_label_without_common_names_gets_its_own_id_and_a_text_named_like_one(
     assert not suggested.guessed("nodes.Category.text")
     # "code" is no text word; "name" alone is no id (no constraint)
     assert not any(node.text.get("body") == "code" for node in m.nodes)
+
+
+# -- facets: the properties seed filters read -------------------------------------------------------------
+
+
+def facet_graph() -> LiveSchema:
+    """Labels with obvious facet properties, and one with look-alikes of the wrong kind."""
+    from dataclasses import replace
+
+    temporal = ("ZONED DATETIME",)
+    return schema(
+        [
+            label("Ticket", 5, {"id": STRING, "summary": STRING, "labels": STRINGS, "updatedAt": temporal}),
+            replace(
+                label(
+                    "Page",
+                    4,
+                    {"id": STRING, "body": STRING, "keywords": STRINGS, "modified": STRING, "filePath": STRING},
+                ),
+                time_values={"modified": ("2024-09-01T12:00:00Z", "2024-09-02")},
+            ),
+            replace(
+                label("SourceFile", 3, {"id": STRING, "content": STRING, "lastModified": INT, "path": STRING}),
+                time_values={"lastModified": ("1725192000000", "1725192000123")},
+            ),
+            replace(
+                label("Note", 2, {"id": STRING, "text": STRING, "updated_at": STRING, "namespace": STRING}),
+                time_values={"updated_at": ("2024-09-01", "yesterday")},
+            ),
+            replace(
+                label("Post", 2, {"id": STRING, "text": STRING, "tags": STRING, "modified": INT, "path": INT}),
+                time_values={"modified": ("17", "1725192000")},
+            ),
+        ]
+    )
+
+
+def test_the_draft_maps_the_obvious_facet_properties() -> None:
+    suggested = suggest_from_schema(facet_graph(), profiles=PROFILES)
+    facets = {
+        node.label: {
+            key: value
+            for key in (
+                "tags_property",
+                "updated_at_property",
+                "updated_at_unit",
+                "namespace_property",
+                "path_property",
+            )
+            if (value := getattr(node, key)) is not None
+        }
+        for node in suggested.mapping.nodes
+    }
+    assert facets == {
+        "Ticket": {"tags_property": "labels", "updated_at_property": "updatedAt"},
+        "Page": {"tags_property": "keywords", "updated_at_property": "modified", "path_property": "filePath"},
+        "SourceFile": {
+            "updated_at_property": "lastModified",
+            "updated_at_unit": "milliseconds",
+            "path_property": "path",
+        },
+        "Note": {"updated_at_property": "updated_at", "namespace_property": "namespace"},
+        "Post": {},  # tags one string, numbers of no one unit, a path that is no string
+    }
+    assert suggested.guessed("nodes.SourceFile.updated_at_unit") == ["integers of the size of milliseconds since 1970"]
+    assert suggested.guessed("nodes.Note.updated_at_property") == [
+        "1 of 2 sampled strings are no ISO-8601 time brain-graph reads: those nodes have no update time"
+    ]
+
+
+def test_the_facet_keys_read_back_from_the_toml(tmp_path: Path) -> None:
+    suggested = suggest_from_schema(facet_graph(), profiles=PROFILES)
+    text = render_toml(suggested)
+    path = tmp_path / "facets.toml"
+    path.write_text(text, encoding="utf-8")
+    assert read_mapping(path).model_copy(update={"name": "suggested"}) == suggested.mapping
+    assert 'updated_at_unit = "milliseconds"  # guessed: integers of the size of milliseconds since 1970' in text
+    assert 'tags_property = "labels"' in text
+
+
+def test_the_check_warns_of_facet_properties_no_sampled_node_has() -> None:
+    nodes = [(("Chunk",), {"id": f"c{i}", "text": "t", "path": "docs/a.md", "tags": "one"}) for i in range(3)]
+    mapping = parse_mapping(
+        {
+            "name": "f",
+            "tenant": {"fixed": "default"},
+            "nodes": [
+                {
+                    "label": "Chunk",
+                    "node_type": "cdm.doc",
+                    "text": {"body": "text"},
+                    "tags_property": "keywords",
+                    "updated_at_property": "updatedAt",
+                    "path_property": "path",
+                    "namespace_property": "tags",
+                }
+            ],
+        }
+    )
+    report = check_live(mapping, FakeNeo4j(nodes), profiles=PROFILES)  # type: ignore[arg-type]
+    warnings = {p.key: p.message for p in report.warnings}
+    assert (
+        warnings["nodes.Chunk.tags_property"]
+        == "none of the 3 sampled nodes of Chunk has 'keywords': filter.tags leaves them out"
+    )
+    assert warnings["nodes.Chunk.updated_at_property"] == (
+        "none of the 3 sampled nodes of Chunk has 'updatedAt': a recency filter leaves them out"
+    )
+    assert "nodes.Chunk.path_property" not in warnings  # strings, as a path is
+    assert "nodes.Chunk.namespace_property" not in warnings
+    assert report.usable

@@ -84,6 +84,34 @@ def test_a_good_mapping_reads_with_its_file_name(tmp_path: Path) -> None:
             r"tenant_name must contain \{tenant\}",
         ),
         ({"vectors": [{"profile": "p", "source": "pinecone"}]}, r"^mapping: vectors\.0: Input tag 'pinecone'"),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "tags_property": "tags`) DETACH DELETE n //"}]},
+            r"^mapping: nodes\.0\.tags_property: 'tags`\) DETACH DELETE n //' is not a name brain-graph reads",
+        ),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "updated_at_property": ""}]},
+            r"^mapping: nodes\.0\.updated_at_property: String should have at least 1 character$",
+        ),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "updated_at_property": "t", "updated_at_unit": "days"}]},
+            r"^mapping: nodes\.0\.updated_at_unit: Input should be 'seconds', 'milliseconds' or 'microseconds'$",
+        ),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "updated_at_unit": "seconds"}]},
+            r"^mapping: nodes\.0: updated_at_unit needs updated_at_property",
+        ),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "namespace_property": ["team"]}]},
+            r"^mapping: nodes\.0\.namespace_property: Input should be a valid string$",
+        ),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "path_property": "file\npath"}]},
+            r"^mapping: nodes\.0\.path_property: 'file\\npath' is not a name brain-graph reads",
+        ),
+        (
+            {"nodes": [{"label": "D", "node_type": "cdm.doc", "tag_property": "tags"}]},
+            r"^mapping: nodes\.0\.tag_property: Extra inputs are not permitted$",
+        ),
     ],
 )
 def test_a_bad_mapping_is_one_line_naming_the_key(change: dict[str, Any], message: str) -> None:
@@ -212,3 +240,24 @@ def test_graph_names_may_have_spaces_and_dashes_but_weaviate_names_are_identifie
         parse_mapping(
             {"tenant": {"fixed": "t"}, "nodes": [{"label": "A", "node_type": "cdm.doc"}], "vectors": [weaviate]}
         )
+
+
+def test_the_facet_properties_of_a_label() -> None:
+    node = {
+        "label": "Page",
+        "node_type": "cdm.doc",
+        "tags_property": "keywords",
+        "updated_at_property": "modified",
+        "updated_at_unit": "milliseconds",
+        "namespace_property": "team space",
+        "path_property": "file-path",
+    }
+    (entry,) = parse_mapping({"tenant": {"fixed": "t"}, "nodes": [node]}).nodes
+    assert (entry.tags_property, entry.updated_at_property, entry.updated_at_unit) == (
+        "keywords",
+        "modified",
+        "milliseconds",
+    )
+    assert (entry.namespace_property, entry.path_property) == ("team space", "file-path")
+    (bare,) = parse_mapping(base()).nodes
+    assert (bare.tags_property, bare.updated_at_property, bare.namespace_property, bare.path_property) == (None,) * 4

@@ -7,7 +7,9 @@ Bounded like :mod:`.attach_schema`: counts from the count store, everything else
 only through indexes. Read only.
 
 A node's tenant counts only when it is a usable tenant id (a string, not blank, no white space at
-either end: Graphiti's default ``group_id`` ``""`` is none). A Neo4j vector index holds the vectors
+either end: Graphiti's default ``group_id`` ``""`` is none). A label's facet properties (tags, update
+time, namespace, path) are checked on its sample: present at all, of a kind :mod:`.facets` reads,
+and update times read with the very expression searches use. A Neo4j vector index holds the vectors
 of the mapped labels it is on and of those whose sampled nodes all carry its label (a marker label
 such as LlamaIndex's ``__Entity__``).
 """
@@ -30,7 +32,8 @@ from brain_graph.stores.mapped.attach_schema import (
 )
 from brain_graph.stores.mapped.attach_suggest import DEFAULT_PROFILES, ProfileSpec
 from brain_graph.stores.mapped.cypher import MappedStatements, quoted
-from brain_graph.stores.mapped.mapping import ELEMENT_ID, Mapping, Neo4jVectors, WeaviateVectors
+from brain_graph.stores.mapped.facets import UNIT_FACTORS, micros
+from brain_graph.stores.mapped.mapping import ELEMENT_ID, Mapping, Neo4jVectors, NodeMapping, WeaviateVectors
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 
@@ -200,6 +203,18 @@ class _Checker:
             f"count(CASE WHEN n.{quoted(prop)} IS NOT NULL AND NOT ({searchable}) THEN 1 END) AS orphans"
         )
 
+    def time_statement(self, node: NodeMapping) -> str:
+        """Of the first ``$sample`` nodes holding the update-time property: how many, how many of their
+        values are a time (as searches read it), how many are numbers."""
+        assert node.updated_at_property is not None
+        factor = str(UNIT_FACTORS[node.updated_at_unit]) if node.updated_at_unit is not None else "null"
+        return (
+            f"MATCH (n:{quoted(node.label)}) WITH n LIMIT $sample "
+            f"WITH n.{quoted(node.updated_at_property)} AS v WHERE v IS NOT NULL "
+            f"RETURN count(*) AS present, count({micros('v', factor)}) AS readable, "
+            "count(CASE WHEN v IS :: INTEGER OR v IS :: FLOAT THEN 1 END) AS numbers"
+        )
+
     def sample_ids_statement(self, label: str) -> str:
         return (
             f"MATCH (n:{quoted(label)}) WITH n LIMIT $sample "
@@ -216,6 +231,7 @@ class _Checker:
         self.schema = read_neo4j(self.client, only=m.labels, sample=self.sample, counted_types=types, id_props=extra)
         for node in m.nodes:
             self.check_label(f"nodes.{node.label}", node.label, node.node_type, node.text)
+            self.check_facets(f"nodes.{node.label}", node)
         if m.clusters is not None:
             self.check_label("clusters", m.clusters.label, "kg.cluster", m.clusters.text)
         self.check_common()
@@ -291,6 +307,52 @@ class _Checker:
         if tenants:
             details.append(f"tenants {tenants}" + (" ..." if len(row["tenants"]) >= 6 else ""))
         self.counts.append(Count(key, f"{label} as {node_type}: " + ", ".join(details)))
+
+    def check_facets(self, key: str, node: NodeMapping) -> None:
+        """The facet properties of a present label: a warning for one no sampled node has, for values
+        of a kind that is no facet, and for update times that are no time brain-graph reads."""
+        if node.label not in self.present:
+            return
+        stats = self.schema.stats[node.label]
+        nodes = f"nodes of {node.label}"
+        kinds = {  # key: (the kind of value read, a filter that reads it)
+            "tags_property": ("a list of strings", "filter.tags"),
+            "namespace_property": ("a string", "filter.namespaces"),
+            "path_property": ("a string", "filter.namespaces"),
+            "updated_at_property": ("", "a recency filter"),
+        }
+        for facet_key, (kind, used) in kinds.items():
+            prop = getattr(node, facet_key)
+            if prop is None:
+                continue
+            held = stats.properties.get(prop)
+            if held is None or not held.present:
+                self.warn(
+                    f"{key}.{facet_key}",
+                    f"none of the {stats.sampled} sampled {nodes} has {prop!r}: {used} leaves them out",
+                )
+                continue
+            fits = held.is_string or (facet_key == "tags_property" and (held.is_string_list or held.tag_like))
+            if kind and not fits:
+                self.warn(
+                    f"{key}.{facet_key}",
+                    f"{prop!r} is not always {kind}{self._types(stats, prop)}: {used} leaves the others out",
+                )
+        if node.updated_at_property is not None and stats.present(node.updated_at_property):
+            row = self.client.read(self.time_statement(node), self.params())[0]
+            present, readable, numbers = int(row["present"]), int(row["readable"]), int(row["numbers"])
+            if readable < present:
+                hint = (
+                    ": numbers are times only with updated_at_unit (seconds, milliseconds or microseconds)"
+                    if numbers and node.updated_at_unit is None
+                    else " (a Neo4j date or date-time, an ISO-8601 string such as 2024-09-01T12:00:00Z, or an epoch "
+                    "number with updated_at_unit)"
+                )
+                self.warn(
+                    f"{key}.updated_at_property",
+                    f"{present - readable} of {present} sampled values of {node.updated_at_property!r} on {nodes} are "
+                    f"no time brain-graph reads{hint}; a recency filter leaves those nodes out",
+                )
 
     @staticmethod
     def _types(stats: LabelStats, prop: str) -> str:

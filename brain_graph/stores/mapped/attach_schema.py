@@ -7,8 +7,10 @@ Read only and bounded: every Neo4j statement runs in a READ session
 store (``MATCH (n:L) RETURN count(n)``, ``MATCH (:L)-[r:T]->() RETURN count(r)``: no scan); what is
 read of nodes is the first :data:`SAMPLE` nodes of a label (a label scan stopped by ``LIMIT``), and
 ids are looked up only through an index; the values of tenant-like properties are read with the id
-values (to count those that are no usable tenant id). The property schema is sampled, not read with
-``db.schema.nodeTypeProperties()``, which reads every node of the database.
+values (to count those that are no usable tenant id), and so are the string and integer values of
+update-time-like properties (:data:`UPDATED_NAMES`: to tell ISO-8601 strings and epoch units). The
+property schema is sampled, not read with ``db.schema.nodeTypeProperties()``, which reads every node
+of the database.
 
 Weaviate: one REST call for every collection's config, and per collection that may hold a label's
 vectors its tenants (multi-tenant) and :data:`OBJECT_SAMPLE` objects (of one tenant).
@@ -46,6 +48,20 @@ ID_NAMES = ("id", "uuid", "name")
 # other property names that may hold a node id (looked at when no common one is there)
 ID_LIKE = ("uid", "key", "nodeId", "node_id", "chunkId", "chunk_id", "docId", "doc_id", "externalId", "external_id")
 TENANT_NAMES = ("tenantId", "tenant_id", "tenant", "group_id")
+# property names that may hold a node's update time (the first that does is suggested)
+UPDATED_NAMES = (
+    "updatedAt",
+    "updated_at",
+    "lastModified",
+    "last_modified",
+    "modifiedAt",
+    "modified_at",
+    "modified",
+    "updated",
+    "lastUpdated",
+    "last_updated",
+)
+TEMPORAL_TYPES = frozenset({"ZONED DATETIME", "LOCAL DATETIME", "DATE"})
 
 
 def usable_tenant(value: str) -> bool:
@@ -89,13 +105,30 @@ class PropertyStats:
     def is_string_list(self) -> bool:
         return bool(self.types) and all(t in ("LIST<STRING>", "LIST<NOTHING>") for t in self.types)
 
+    @property
+    def tag_like(self) -> bool:
+        """Lists of strings, some of them at least, the other values strings."""
+        kinds = set(self.types)
+        return "LIST<STRING>" in kinds and kinds <= {"LIST<STRING>", "LIST<NOTHING>", "STRING"}
+
+    @property
+    def is_temporal(self) -> bool:
+        """Neo4j dates or date-times (zoned or local) only."""
+        return bool(self.types) and all(t in TEMPORAL_TYPES for t in self.types)
+
+    @property
+    def any_temporal(self) -> bool:
+        """Some values are Neo4j dates or date-times."""
+        return any(t in TEMPORAL_TYPES for t in self.types)
+
 
 @dataclass(frozen=True)
 class LabelStats:
     """A label: its node count (count store), the size of the sample read, the property keys of the
     sample, the other labels of the sampled nodes (how many carry each), the string values of its
-    id-like properties, and per tenant-like property how many sampled string values are no usable
-    tenant id (:func:`usable_tenant`) and the distinct usable ones."""
+    id-like properties, per tenant-like property how many sampled string values are no usable
+    tenant id (:func:`usable_tenant`) and the distinct usable ones, and the string and integer values
+    (as text) of its update-time-like properties (:data:`UPDATED_NAMES`)."""
 
     label: str
     count: int
@@ -105,6 +138,7 @@ class LabelStats:
     id_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     unusable_tenants: Mapping[str, int] = field(default_factory=dict)
     tenant_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    time_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def string(self, name: str) -> bool:
         """Whether ``name`` holds a string on the sampled nodes that have it."""
@@ -387,9 +421,10 @@ def read_indexes(client: Neo4jClient) -> tuple[list[IndexInfo], list[ConstraintI
 
 def read_label(client: Neo4jClient, label: str, *, sample: int = SAMPLE, constrained: Sequence[str] = ()) -> LabelStats:
     """A label's count, sample size, property stats, co-labels, the sampled values of its id-like
-    string properties (:func:`id_candidates`; ``constrained``: properties a constraint keeps unique) and
-    how many values of its tenant-like properties are no usable tenant id: two statements, three when
-    it has id-like or tenant-like properties."""
+    string properties (:func:`id_candidates`; ``constrained``: properties a constraint keeps unique),
+    how many values of its tenant-like properties are no usable tenant id, and the sampled values of
+    its update-time-like properties: two statements, three when it has id-like, tenant-like or
+    update-time-like properties."""
     rows = client.read(label_count_statement(label), {"sample": sample})
     total = int(rows[0]["total"]) if rows else 0
     if not total:
@@ -408,11 +443,13 @@ def read_label(client: Neo4jClient, label: str, *, sample: int = SAMPLE, constra
     stats = LabelStats(label, total, min(total, sample), properties, others)
     wanted = id_candidates(stats, constrained)
     tenants = [name for name in TENANT_NAMES if name in properties]
-    if not wanted and not tenants:
+    times = [name for name in UPDATED_NAMES if name in properties and not properties[name].is_temporal]
+    if not wanted and not tenants and not times:
         return stats
+    asked = list(dict.fromkeys([*wanted, *tenants, *times]))
     values = {
         str(row["prop"]): tuple(str(value) for value in row["values"])
-        for row in client.read(id_values_statement(label), {"sample": sample, "props": [*wanted, *tenants]})
+        for row in client.read(id_values_statement(label), {"sample": sample, "props": asked})
     }
     id_values = {prop: found for prop, found in values.items() if prop in wanted}
     unusable = {
@@ -425,7 +462,8 @@ def read_label(client: Neo4jClient, label: str, *, sample: int = SAMPLE, constra
         for prop in tenants
         if properties[prop].is_string
     }
-    return LabelStats(label, total, stats.sampled, properties, others, id_values, unusable, tenant_values)
+    time_values = {prop: values.get(prop, ()) for prop in times}
+    return LabelStats(label, total, stats.sampled, properties, others, id_values, unusable, tenant_values, time_values)
 
 
 def read_rel_counts(client: Neo4jClient, labels: Sequence[str], rel_types: Sequence[str]) -> RelCounts:

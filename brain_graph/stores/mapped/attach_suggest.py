@@ -19,6 +19,12 @@ says where it guessed (:class:`Guess`, a ``# guessed:`` comment on the line in t
   most searched labels have; the title ``title``/``name``; the url ``url``/``path``; the tenant
   ``tenantId``/``tenant_id``/``tenant``/``group_id`` when its sampled values are usable tenant ids,
   else one fixed tenant ``default`` (guessed; Graphiti's default ``group_id`` is ``""``).
+* facets (seed filters) of a searched label, when it has an obvious property: tags from the first of
+  ``tags``/``labels``/``keywords`` holding lists of strings (some single strings allowed); the update
+  time from the first update-time-like name (``updatedAt``, ``updated_at``, ``lastModified``,
+  ``modified``...) holding Neo4j dates or date-times, ISO-8601 strings brain-graph reads or
+  integers (the epoch unit guessed from their size), some of them at least (what it cannot read is
+  said in a guess); the path from ``path``/``filePath``/``file_path``; the namespace from ``namespace``.
 * every relationship type that starts at and ends at mapped labels is an edge, read as its own name
   upper-snaked (a note says which of them ``BRAIN_GRAPH_SAFE_EDGE_TYPES`` must name to be followed).
 * vectors: each Neo4j vector index on a searched label, and each Weaviate collection named like a
@@ -42,7 +48,9 @@ from brain_graph.core.vocabulary import CLUSTER, CODE_FILE, DOC, HAS_SIGNAL, IN_
 from brain_graph.stores.mapped.attach_schema import (
     ID_LIKE,
     ID_NAMES,
+    TEMPORAL_TYPES,
     TENANT_NAMES,
+    UPDATED_NAMES,
     CollectionInfo,
     IndexInfo,
     LabelStats,
@@ -51,6 +59,7 @@ from brain_graph.stores.mapped.attach_schema import (
     collection_matches,
     id_candidates,
 )
+from brain_graph.stores.mapped.facets import read_iso
 from brain_graph.stores.mapped.mapping import ELEMENT_ID, GRAPH_NAME, parse_mapping
 from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 
@@ -108,6 +117,12 @@ DOC_WORDS = frozenset(
     }
 )
 VECTOR_NAMES = ("body", "text", "content", "summary", "default", "embedding", "vector")
+TAG_NAMES = ("tags", "labels", "keywords")
+PATH_NAMES = ("path", "filePath", "file_path")
+NAMESPACE_NAMES = ("namespace",)
+FACET_KEYS = ("tags_property", "updated_at_property", "updated_at_unit", "namespace_property", "path_property")
+# epoch numbers of years 1973 to 5138 in each unit: [low, high) -> unit
+EPOCH_RANGES = ((10**8, 10**11, "seconds"), (10**11, 10**14, "milliseconds"), (10**14, 10**17, "microseconds"))
 # lists of floats this long are taken for vectors when no index covers them (a note says so)
 MIN_NOTED_DIMENSION = 16
 
@@ -309,6 +324,60 @@ def label_id(schema: LiveSchema, label: str, common: str) -> tuple[str, str]:
         if found is not None and prop not in TENANT_NAMES:
             return prop, found
     return ELEMENT_ID, "string"
+
+
+def epoch_unit(values: Sequence[str]) -> str | None:
+    """The epoch unit all of ``values`` (integers as text) fit (:data:`EPOCH_RANGES`), else None."""
+    numbers = [int(value) for value in values if re.fullmatch(r"-?[0-9]+", value)]
+    if not numbers or len(numbers) < len(values):
+        return None
+    units = {next((unit for low, high, unit in EPOCH_RANGES if low <= number < high), None) for number in numbers}
+    return units.pop() if len(units) == 1 else None
+
+
+def facet_properties(stats: LabelStats) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The facet keys of a label (see the module docstring), and the guesses among them (key, reason)."""
+    found: dict[str, str] = {}
+    guesses: list[tuple[str, str]] = []
+    tags = next((p for p in TAG_NAMES if (held := stats.properties.get(p)) and held.tag_like), None)
+    if tags is not None:
+        found["tags_property"] = tags
+    for name in UPDATED_NAMES:
+        held = stats.properties.get(name)
+        if held is None or not held.types or not set(held.types) <= {*TEMPORAL_TYPES, "STRING", "INTEGER"}:
+            continue
+        values = stats.time_values.get(name, ())
+        integers = "INTEGER" in held.types
+        numbers = [value for value in values if integers and re.fullmatch(r"-?[0-9]+", value)]
+        strings = [value for value in values if value not in numbers]
+        readable = sum(read_iso(value) is not None for value in strings)
+        unit = epoch_unit(numbers) if numbers else None
+        if not (held.any_temporal or readable or unit):
+            continue
+        found["updated_at_property"] = name
+        if unit is not None:
+            found["updated_at_unit"] = unit
+            guesses.append(("updated_at_unit", f"integers of the size of {unit} since 1970"))
+        elif numbers:
+            guesses.append(
+                ("updated_at_property", "its numbers fit no one epoch unit: they are no time without updated_at_unit")
+            )
+        if readable < len(strings):
+            guesses.append(
+                (
+                    "updated_at_property",
+                    f"{len(strings) - readable} of {len(strings)} sampled strings are no ISO-8601 time brain-graph "
+                    "reads: those nodes have no update time",
+                )
+            )
+        break
+    path = next((p for p in PATH_NAMES if stats.string(p)), None)
+    if path is not None:
+        found["path_property"] = path
+    namespace = next((p for p in NAMESPACE_NAMES if stats.string(p)), None)
+    if namespace is not None:
+        found["namespace_property"] = namespace
+    return found, guesses
 
 
 def _fulltext(schema: LiveSchema, label: str) -> list[str]:
@@ -537,6 +606,10 @@ def suggest_from_schema(
         if fields:
             entry["text"] = fields
         own_id(entry, label)
+        facets, facet_guesses = facet_properties(schema.stats[label])
+        entry.update(facets)
+        for key, reason in facet_guesses:
+            draft.guess(f"nodes.{label}.{key}", reason)
         nodes.append(entry)
         if type_guessed:
             draft.guess(f"nodes.{label}.node_type", "the label's name says nothing of its kind")
@@ -907,7 +980,7 @@ def render_toml(suggested: SuggestedMapping) -> str:
         lines.append(line(f"{prefix}.node_type", f"node_type = {toml_value(node['node_type'])}"))
         if node.get("text"):
             lines.append(line(f"{prefix}.text", f"text = {toml_value(node['text'])}"))
-        for key in ("id_property", "id_type"):
+        for key in ("id_property", "id_type", *FACET_KEYS):
             if key in node:
                 lines.append(line(f"{prefix}.{key}", f"{key} = {toml_value(node[key])}"))
     if data["edges"]:

@@ -4,19 +4,18 @@ Every label, property key and relationship type comes from the mapping (checked 
 identifiers) and is backtick-quoted here; every value is a parameter. Each statement reads only
 nodes with a mapped label, of the scope's tenant (``$tenantId``), visible to the scope
 (``$allSecured``, ``$identities``): a node whose secured property is anything but ``false`` or
-absent is secured, and an ACL that is not a list of strings matches nobody (fail closed).
+absent is secured, and an ACL that is not a list of strings matches nobody (fail closed). A node's
+seed-filter facets are the expressions of :mod:`.facets`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from brain_graph.stores.mapped.mapping import ELEMENT_ID, Mapping
+from brain_graph.stores.mapped.facets import MappedFacets
+from brain_graph.stores.mapped.mapping import ELEMENT_ID, Mapping, quoted
 
-
-def quoted(name: str) -> str:
-    """A label, property key or relationship type as a Cypher identifier."""
-    return "`" + name.replace("`", "``") + "`"
+__all__ = ["MappedStatements", "quoted"]
 
 
 class MappedStatements:
@@ -24,6 +23,7 @@ class MappedStatements:
 
     def __init__(self, mapping: Mapping) -> None:
         self.mapping = mapping
+        self.facets = MappedFacets(mapping)
 
     # -- ids ---------------------------------------------------------------------------------------
 
@@ -132,8 +132,8 @@ class MappedStatements:
     # -- projections -------------------------------------------------------------------------------
 
     def meta(self, var: str) -> str:
-        """A node's metadata as a map: id, labels, project, title, url, secured, acl, properties, and the
-        values of the properties node types are read from."""
+        """A node's metadata as a map: id, labels, project, title, url, secured, acl, properties, the
+        values of the properties node types are read from, and its facets (namespace, tags, updatedAt)."""
         m = self.mapping
         title = (
             "coalesce(" + ", ".join(f"{var}.{quoted(p)}" for p in m.title_properties) + ")"
@@ -150,6 +150,7 @@ class MappedStatements:
             f"acl: {self.acl(var)}",
             "properties: {" + ", ".join(f"{quoted(p)}: {var}.{quoted(p)}" for p in m.properties) + "}",
             "types: {" + ", ".join(f"{quoted(p)}: {var}.{quoted(p)}" for p in m.type_properties) + "}",
+            *self.facets.fields(var),
         ]
         return "{" + ", ".join(fields) + "}"
 
@@ -196,25 +197,60 @@ class MappedStatements:
         return f"($projectKey IS NULL OR {var}.{quoted(project)} = $projectKey)"
 
     def candidates(self) -> str:
-        """The candidates of a vector query in one statement: per entry of ``$indexQueries`` (``profile``,
-        ``index``, ``limit``, ``vector``, ``property``) the visible mapped nodes in project
-        ``$projectKey`` among the ``limit`` its Neo4j vector index finds nearest, the ``$keep`` nearest
-        of them by Neo4j's cosine of their stored vector (ties by id) with that vector; then the visible
-        nodes of ``$candidateIds`` (other sources' candidates, profile and vector null). Rows:
-        ``profile``, ``id``, ``vector``."""
-        shown = f"{self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')}"
-        return (
-            "CALL () { UNWIND $indexQueries AS q CALL (q) { "
-            "CALL db.index.vector.queryNodes(q.index, q.limit, q.vector) YIELD node AS n "
-            f"WITH n, n[q.property] AS vector WHERE {shown} "
-            "WITH n, vector, CASE WHEN vector IS :: LIST<FLOAT NOT NULL> AND size(vector) = size(q.vector) "
-            "THEN vector.similarity.cosine(vector, q.vector) END AS near "
-            f"RETURN n, vector ORDER BY coalesce(near, -1.0) DESC, {self.node_id('n')} LIMIT $keep }} "
-            "RETURN q.profile AS profile, n, vector UNION ALL "
-            + self.sought("n", "$candidateIds")
-            + f"WITH n WHERE {self.in_project('n')} RETURN null AS profile, n, null AS vector }} "
-            f"RETURN profile, {self.node_id('n')} AS id, vector"
+        """The candidates of a vector query in one statement, under the project ``$projectKey`` and the
+        facet filter ``$filter`` (:meth:`.facets.MappedFacets.admitted`, applied once to every
+        candidate). Rows of ``kind`` ``index``: per entry of ``$indexQueries`` (``profile``,
+        ``index``, ``limit``, ``vector``, ``property``) the visible admitted mapped nodes among the
+        ``limit`` its Neo4j vector index finds nearest, the ``$keep`` nearest of them by Neo4j's
+        cosine of their stored vector (ties by id), with that vector; ``visible``: the visible
+        admitted nodes of ``$candidateIds`` (other sources' candidates); ``untimed``: at most one
+        row, :meth:`untimed_node`. Columns: ``kind``, ``profile``, ``id``, ``vector``."""
+        checked = (
+            f"{self.has_label('n')} AND {self.visible('n')} AND {self.in_project('n')} AND {self.facets.admitted('n')}"
         )
+        near = (
+            "CASE WHEN n[prop] IS :: LIST<FLOAT NOT NULL> AND size(n[prop]) = size(query) "
+            "THEN vector.similarity.cosine(n[prop], query) END"
+        )
+        return (
+            "CALL () { UNWIND $indexQueries AS q "
+            "CALL (q) { CALL db.index.vector.queryNodes(q.index, q.limit, q.vector) YIELD node AS n RETURN n } "
+            "RETURN q.profile AS profile, q.property AS prop, q.vector AS query, n UNION ALL "
+            + self.seek("n", "$candidateIds")
+            + "RETURN null AS profile, null AS prop, null AS query, n } "
+            f"WITH profile, prop, query, n WHERE {checked} "
+            f"WITH profile, prop, n, CASE WHEN profile IS NULL THEN null ELSE {near} END AS near "
+            f"ORDER BY profile, coalesce(near, -1.0) DESC, {self.node_id('n')} "
+            "WITH profile, prop, collect(n) AS ranked "
+            "UNWIND CASE WHEN profile IS NULL THEN ranked ELSE ranked[..$keep] END AS n "
+            "RETURN CASE WHEN profile IS NULL THEN 'visible' ELSE 'index' END AS kind, profile, "
+            f"{self.node_id('n')} AS id, CASE WHEN profile IS NULL THEN null ELSE n[prop] END AS vector "
+            "UNION ALL "
+            + self.untimed_node()
+            + f"RETURN 'untimed' AS kind, null AS profile, {self.node_id('n')} AS id, null AS vector"
+        )
+
+    def untimed_node(self) -> str:
+        """Clauses giving at most one node ``n``: a visible mapped node in project ``$projectKey``
+        that passes every part of ``$filter`` but its recency, and has no update time
+        (:meth:`.facets.MappedFacets.untimed`), of one of ``$untimedSources`` (each ``labels``: the
+        node has one of them, ``property``: it holds it; null: any); none without sources. The
+        mapped labels are read in order until the first such node."""
+        held = (
+            "any(bgSource IN $untimedSources WHERE (bgSource.labels IS NULL OR "
+            "any(bgLabel IN labels(n) WHERE bgLabel IN bgSource.labels)) "
+            "AND (bgSource.property IS NULL OR n[bgSource.property] IS NOT NULL))"
+        )
+        found = f"{self.visible('n')} AND {self.in_project('n')} AND {held} AND {self.facets.untimed('n')}"
+        scans = " UNION ALL ".join(f"MATCH (n:{quoted(label)}) RETURN n" for label in self.mapping.labels)
+        return (
+            "UNWIND CASE WHEN size($untimedSources) > 0 THEN [true] ELSE [] END AS scanned "
+            f"CALL () {{ {scans} }} WITH n WHERE {found} WITH n LIMIT 1 "
+        )
+
+    def untimed(self) -> str:
+        """``untimed``: whether :meth:`untimed_node` finds a node (one row)."""
+        return f"CALL () {{ {self.untimed_node()}RETURN n }} RETURN count(n) > 0 AS untimed"
 
     def reach(self, rel_types: Sequence[str], *, metadata: bool) -> str:
         """Per visible node ``s`` of ``$frontier``: ``frontierId``, its ``node`` (:meth:`meta`, when

@@ -4,7 +4,8 @@
 Values from the team's data are taken only when they are what brain-graph would have loaded: a title
 that is not a string is no title, a url that is not an absolute http(s) URL is no url, a project that
 is not an identifier is no project, an ACL entry that is not a string is dropped, text fields that are
-not strings are absent. A node is never refused for them (it simply has less to show).
+not strings are absent, facets are what :mod:`.facets` reads. A node is never refused for them (it
+simply has less to show).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from brain_graph.core.contracts import MAX_PROJECT_CHARS, identifier_problem
+from brain_graph.core.filters import SeedFilter
 from brain_graph.core.passage_heads import FieldHead, read_heads
 from brain_graph.core.security import AccessScope
 from brain_graph.core.vocabulary import CLUSTER, IN_CLUSTER
 from brain_graph.stores.base import ClusterMembership, EdgeRecord, Link, Neighborhood, NodeRecord, TenantCounts
 from brain_graph.stores.mapped.cypher import MappedStatements
+from brain_graph.stores.mapped.facets import record_facets
 from brain_graph.stores.mapped.mapping import Mapping as GraphMapping
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
 from brain_graph.stores.write_checks import node_id_problem, url_problem
@@ -46,6 +49,17 @@ class Reach:
     reached: dict[str, list[Any]]
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What :meth:`MappedGraph.candidates` read: per Neo4j-index profile its kept candidates ``(id,
+    stored vector)`` in Neo4j's order, the visible admitted ids among the other sources' candidates,
+    and whether an untimed node was found (:meth:`MappedStatements.untimed_node`)."""
+
+    indexed: dict[str, list[tuple[str, Any]]]
+    visible: set[str]
+    untimed: bool
+
+
 class MappedGraph:
     """Graph store and passage source of a mapping (see the module docstring)."""
 
@@ -58,6 +72,7 @@ class MappedGraph:
         self._get_texts = self.statements.get_texts()
         self._memberships = self.statements.cluster_memberships() if mapping.clusters is not None else None
         self._candidates = self.statements.candidates()
+        self._untimed = self.statements.untimed()
         self._statements: dict[tuple[Any, ...], str] = {}  # by kind and relationship types
         self._text_of = {node.label: node.text for node in mapping.nodes}
         if mapping.clusters is not None:
@@ -92,6 +107,7 @@ class MappedGraph:
             return None  # an id brain-graph could not print safely (control characters, ...) is no node
         title, url, project = data["title"], data["url"], data["project"]
         acl = data["acl"] if isinstance(data["acl"], list) else []
+        namespace, tags, updated_at = record_facets(data)
         return NodeRecord(
             tenant_id=tenant_id,
             node_id=data["id"],
@@ -104,6 +120,9 @@ class MappedGraph:
             secured=data["secured"] is not False and data["secured"] is not None,
             acl=tuple(sorted({entry for entry in acl if isinstance(entry, str)})),
             properties={key: value for key, value in data["properties"].items() if _plain(value)},
+            namespace=namespace,
+            tags=tags,
+            updated_at=updated_at,
         )
 
     def edge_type(self, rel_type: str) -> str:
@@ -149,32 +168,54 @@ class MappedGraph:
         candidate_ids: Sequence[str],
         *,
         scope: AccessScope,
-        project_key: str | None,
+        seed_filter: SeedFilter,
         keep: int,
-    ) -> tuple[dict[str, list[tuple[str, Any]]], set[str]]:
-        """:meth:`MappedStatements.candidates` in one read: per profile of ``index_queries`` the
-        ``keep`` nearest of its visible candidates ``(id, stored vector)``, and the visible ids among
-        ``candidate_ids``."""
+        untimed_sources: Sequence[Mapping[str, Any]] = (),
+    ) -> Candidates:
+        """:meth:`MappedStatements.candidates` in one read (none when there is nothing to read): per
+        profile of ``index_queries`` the ``keep`` nearest of its visible candidates that pass
+        ``seed_filter``, the visible ids among ``candidate_ids`` that pass it, and, with
+        ``untimed_sources``, :meth:`untimed` of them."""
         by_profile: dict[str, list[tuple[str, Any]]] = {str(query["profile"]): [] for query in index_queries}
         visible: set[str] = set()
-        if not index_queries and not candidate_ids:
-            return by_profile, visible
-        params = self.params(
+        untimed = False
+        if not index_queries and not candidate_ids and not untimed_sources:
+            return Candidates(by_profile, visible, untimed)
+        params = self.filter_params(
             scope,
+            seed_filter,
             indexQueries=list(index_queries),
             candidateIds=list(dict.fromkeys(candidate_ids)),
-            projectKey=project_key,
             keep=keep,
+            untimedSources=list(untimed_sources),
         )
         for row in self._read(self._candidates, params):
             node_id = row["id"]
             if node_id_problem(node_id) is not None:
                 continue
-            if row["profile"] is None:
+            if row["kind"] == "untimed":
+                untimed = True
+            elif row["kind"] == "visible":
                 visible.add(node_id)
             else:
                 by_profile[row["profile"]].append((node_id, row["vector"]))
-        return by_profile, visible
+        return Candidates(by_profile, visible, untimed)
+
+    def untimed(self, sources: Sequence[Mapping[str, Any]], *, scope: AccessScope, seed_filter: SeedFilter) -> bool:
+        """Whether a visible node of ``sources`` (``labels``: it has one of them, ``property``: it
+        holds it; null: any) passes ``seed_filter`` but for having no update time, when it has a
+        recency part (:meth:`MappedStatements.untimed`; one read, none without sources or recency)."""
+        if not sources or seed_filter.updated_after is None:
+            return False
+        (row,) = self._read(self._untimed, self.filter_params(scope, seed_filter, untimedSources=list(sources)))
+        return bool(row["untimed"])
+
+    def filter_params(self, scope: AccessScope, seed_filter: SeedFilter, **values: Any) -> dict[str, Any]:
+        """:meth:`params` with the project and the facet parts of ``seed_filter``
+        (:meth:`.facets.MappedFacets.params`)."""
+        return self.params(
+            scope, projectKey=seed_filter.project_key, **self.statements.facets.params(seed_filter), **values
+        )
 
     def reach(
         self,

@@ -20,6 +20,11 @@ A TOML file (``BRAIN_GRAPH_MAPPING=path``) or the same structure in code, valida
     label = "Ticket"
     node_type = "cdm.work_item"
     text = { summary = "summary", description = "body" }   # passage field -> property
+    tags_property = "labels"                 # optional: a list of strings (or one string), the node's tags
+    updated_at_property = "updatedAt"        # optional: its update time (a temporal value or an ISO-8601 string)
+    updated_at_unit = "milliseconds"         # optional: epoch numbers in updated_at_property are in this unit
+    namespace_property = "team"              # optional: its namespace
+    path_property = "filePath"               # optional: the path its namespace derives from otherwise
 
     [[edges]]                                # the allowlist: only these relationship types are followed
     type = "MENTIONS"                        # the relationship type in the graph
@@ -80,6 +85,11 @@ def graph_name(value: str) -> str:
     return value
 
 
+def quoted(name: str) -> str:
+    """A label, property key or relationship type as a Cypher identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 Name = Annotated[str, Field(min_length=1, max_length=128)]
 
 
@@ -107,9 +117,14 @@ def id_property_name(value: str | None) -> str | None:
     return value if value is None or value == ELEMENT_ID else graph_name(value)
 
 
+EpochUnit = Literal["seconds", "milliseconds", "microseconds"]
+
+
 class NodeMapping(_Model):
     """One searched label and the brain-graph node type its nodes have (``id_property`` and
-    ``id_type``, when given, override the mapping's for this label)."""
+    ``id_type``, when given, override the mapping's for this label), and the properties its nodes'
+    seed-filter facets are read from (:mod:`.facets`): tags, update time (``updated_at_unit``: the
+    unit of epoch numbers there), namespace, and the path a namespace derives from otherwise."""
 
     label: Name
     node_type: Name
@@ -118,21 +133,28 @@ class NodeMapping(_Model):
     id_type: Literal["string", "integer"] | None = None
     type_property: Name | None = None
     types: dict[str, Name] = Field(default_factory=dict, max_length=MAX_ENTRIES)
+    tags_property: Name | None = None
+    updated_at_property: Name | None = None
+    updated_at_unit: EpochUnit | None = None
+    namespace_property: Name | None = None
+    path_property: Name | None = None
 
     @field_validator("id_property")
     @classmethod
     def _id_property(cls, value: str | None) -> str | None:
         return id_property_name(value)
 
-    @field_validator("type_property")
+    @field_validator("type_property", "tags_property", "updated_at_property", "namespace_property", "path_property")
     @classmethod
-    def _type_property(cls, value: str | None) -> str | None:
+    def _property(cls, value: str | None) -> str | None:
         return None if value is None else graph_name(value)
 
     @model_validator(mode="after")
     def _types(self) -> NodeMapping:
         if self.types and self.type_property is None:
             raise ValueError("types needs type_property: the property whose values they map")
+        if self.updated_at_unit is not None and self.updated_at_property is None:
+            raise ValueError("updated_at_unit needs updated_at_property: the property whose epoch numbers it reads")
         return self
 
     @field_validator("label")

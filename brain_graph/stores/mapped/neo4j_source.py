@@ -36,6 +36,7 @@ class Neo4jIndexSource:
         )
         self._fixed = statements.mapping.tenant.fixed
         self._dimension: int | None = None
+        self._labels: tuple[str, ...] | None = None
 
     def _params(self, tenant_id: str, **values: object) -> dict[str, object]:
         return {"tenantId": tenant_id, "fixedTenant": self._fixed, **values}
@@ -63,7 +64,7 @@ class Neo4jIndexSource:
         return {row["id"]: list(row["vector"]) for row in rows if isinstance(row["vector"], list)}
 
     def dimension(self) -> int | None:
-        if self._dimension is None:
+        if self._labels is None:
             rows = self._client.read(SHOW_INDEX, {"index": self.config.index})
             if not rows:
                 raise ConfigurationError(
@@ -71,7 +72,15 @@ class Neo4jIndexSource:
                 )
             config = rows[0]["options"].get("indexConfig", {})
             self._dimension = int(config.get("vector.dimensions") or 0) or None
+            self._labels = tuple(str(label) for label in rows[0]["labelsOrTypes"] or ())
         return self._dimension
+
+    def held(self) -> dict[str, object]:
+        """Which nodes hold this profile's vectors, as an entry of ``$untimedSources``
+        (:meth:`MappedStatements.untimed_node`): those with one of the index's labels and its property
+        (read with the dimension, once)."""
+        self.dimension()
+        return {"labels": list(self._labels or ()), "property": self.config.property}
 
     def close(self) -> None:
         """The Neo4j client is the backend's; nothing of its own to release."""

@@ -1,10 +1,11 @@
 """The reads of a search on the mapped backend: what the composition of its single reads returns
 (:class:`~brain_graph.stores.search_reads.ComposedSearchReads`), in fewer statements.
 
-* seeds: the candidates of every Neo4j-index profile with their vectors and the visibility of the
-  other sources' candidates in one statement (:meth:`.MappedVectorIndex.query`); then the hits'
-  metadata, their links and the stored vectors of the nodes the links reach in one more, so the
-  first hop needs no similarity read for those profiles;
+* seeds: the candidates of every Neo4j-index profile with their vectors, the visibility of the
+  other sources' candidates and, with a recency filter, whether it left out a node for having no
+  update time, in one statement (:meth:`.MappedVectorIndex.search`); then the hits' metadata, their
+  links and the stored vectors of the nodes the links reach in one more, so the first hop needs no
+  similarity read for those profiles;
 * a further hop: its links and the reached nodes' vectors in one statement;
 * the context: the metadata of the new and known nodes, then their edges, the hits' clusters and the
   cited texts in one statement.
@@ -53,7 +54,8 @@ class MappedSearchReads(ComposedSearchReads):
     ) -> Seeds:
         if lexical:
             self._index.lexical(lexical, scope=scope, seed_filter=seed_filter, top_k=top_k)  # refused
-        ranked = best_hits(self._index.query(queries, scope=scope, seed_filter=seed_filter, top_k=top_k), top_k)
+        raw, untimed = self._index.search(queries, scope=scope, seed_filter=seed_filter, top_k=top_k, untimed=True)
+        ranked = best_hits(raw, top_k)
         indexed = self._index.indexed(queries) if link_types else []
         found = self._mapped.reach(
             [hit.node_id for hit in ranked],
@@ -65,9 +67,9 @@ class MappedSearchReads(ComposedSearchReads):
         )
         hits = [hit for hit in ranked if hit.node_id in found.nodes]
         if not link_types:
-            return Seeds(hits, found.nodes, None)
+            return Seeds(hits, found.nodes, None, untimed=untimed)
         scored = self._index.scored(queries, found.reached, {hit.node_id for hit in hits})
-        return Seeds(hits, found.nodes, found.links, scored)
+        return Seeds(hits, found.nodes, found.links, scored, untimed=untimed)
 
     def hop(
         self,
