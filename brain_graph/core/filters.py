@@ -121,7 +121,7 @@ class SeedFilter:
     @property
     def narrowed_facets(self) -> tuple[str, ...]:
         """The request fields of the facet parts that are set (``nodeTypes``, ``namespaces``, ``tags``,
-        ``updatedAfter``), for a backend that cannot filter on some of them to name."""
+        ``updatedAfter``); empty when the filter narrows by project at most."""
         parts = (
             ("nodeTypes", bool(self.node_types)),
             ("namespaces", bool(self.namespaces)),

@@ -418,17 +418,6 @@ class SearchContext:
     texts: dict[str, Mapping[str, FieldHead]]
 
 
-def refuse_facets(seed_filter: SeedFilter, backend: str) -> None:
-    """Raise :class:`~brain_graph.core.errors.InvalidRequestError` naming the first facet part of
-    ``seed_filter`` that is set, for a backend that cannot filter on facets."""
-    from brain_graph.core.errors import InvalidRequestError
-
-    if seed_filter.narrowed_facets:
-        raise InvalidRequestError(
-            f"filter.{seed_filter.narrowed_facets[0]}", f"the {backend} backend cannot filter on it"
-        )
-
-
 def best_hits(raw: Sequence[VectorHit], top_k: int) -> list[VectorHit]:
     """One hit per node (its best profile: score, then profile id), the best ``top_k`` ordered by score
     descending, then node id."""
