@@ -25,16 +25,7 @@ TEXTS = {
 
 
 def lexical_vector(node: NodeRecord, text: str, profile: str = WORK) -> VectorRecord:
-    return VectorRecord(
-        node.tenant_id,
-        node.node_id,
-        profile,
-        node.project_key,
-        node.secured,
-        node.acl,
-        list(V),
-        lexical=bm25.lexical_document(node.node_id, text),
-    )
+    return Harness.vector(node, V, profile, lexical=bm25.lexical_document(node.node_id, text))
 
 
 def expected(documents: Mapping[str, str], query: str, top_k: int = 10, among: Sequence[str] | None = None) -> list:

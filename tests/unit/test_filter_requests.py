@@ -13,7 +13,6 @@ from brain_graph.core.environment import read_settings
 from brain_graph.core.errors import ConfigurationError, InvalidRequestError
 from brain_graph.core.filters import MICROS_PER_DAY, SeedFilter, format_timestamp, parse_timestamp, path_namespace
 from brain_graph.embedding.profiles import default_profiles
-from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.config import Settings
 from brain_graph.pipeline.filters import deployment_clock, resolve_filters, searched_profiles, seed_filter
 from brain_graph.pipeline.requests import read_request
@@ -143,7 +142,7 @@ def test_a_bad_clock_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch)
         read_settings(Settings)
 
 
-REJECTED = [
+FILTER_REJECTED = [  # checked with the other refusals in tests/unit/test_requests.py
     pytest.param(with_filter(nodeTypes=["cdm.workitem"]), "filter.nodeTypes", "no searched profile", id="type"),
     pytest.param(with_filter(nodeTypes=[]), "filter.nodeTypes", "at least 1 item", id="no-types"),
     pytest.param(with_filter(nodeTypes="cdm.doc"), "filter.nodeTypes", "valid list", id="types-not-a-list"),
@@ -162,17 +161,6 @@ REJECTED = [
     pytest.param(with_filter(maxAgeDays=7, asOf="now"), "filter.asOf", "ISO-8601", id="bad-as-of"),
     pytest.param(with_filter(colour="red"), "filter.colour", "Extra inputs", id="unknown-filter"),
 ]
-
-
-@pytest.mark.parametrize(("raw", "field", "message"), REJECTED)
-def test_bad_filters_name_the_field(
-    small_graph: BrainSearchGraph, raw: dict[str, Any], field: str, message: str
-) -> None:
-    with pytest.raises(InvalidRequestError) as caught:
-        small_graph.invoke(raw)
-    assert caught.value.field == field
-    assert message in str(caught.value)
-    assert "\n" not in str(caught.value)
 
 
 def test_the_request_carries_the_resolved_filter(small_services: SearchServices) -> None:

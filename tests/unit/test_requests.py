@@ -13,6 +13,7 @@ from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.requests import read_request
 from brain_graph.pipeline.services import SearchLimits, SearchServices
 from tests.helpers import SEED_OPTION_DEFAULTS, request
+from tests.unit.test_filter_requests import FILTER_REJECTED
 
 BASE: dict[str, Any] = {"queryText": "token", "filter": {"tenantId": "t1", "secured": False}}
 
@@ -77,7 +78,7 @@ REJECTED = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "field", "message"), REJECTED)
+@pytest.mark.parametrize(("raw", "field", "message"), [*REJECTED, *FILTER_REJECTED])
 def test_rejected_requests_name_the_field(
     small_graph: BrainSearchGraph, raw: dict[str, Any], field: str, message: str
 ) -> None:
@@ -86,6 +87,7 @@ def test_rejected_requests_name_the_field(
     assert caught.value.field == field
     assert message in str(caught.value)
     assert str(caught.value).startswith(f"invalid request: {field}: ")
+    assert "\n" not in str(caught.value)
 
 
 def test_maximum_depth_is_configurable(small_services: SearchServices) -> None:
