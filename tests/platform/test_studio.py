@@ -22,7 +22,7 @@ pytestmark = pytest.mark.server
 
 STEP_WRITES = {
     "embed": ["request", "queryVectors", "callerKey"],
-    "retrieve": ["hits", "nodeRecords", "seedLinks", "seedScores", "hitSources"],
+    "retrieve": ["hits", "filtersApplied", "warnings", "nodeRecords", "seedLinks", "seedScores", "hitSources"],
     "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates", "clusterMemberships", "passageTexts"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],
@@ -70,7 +70,10 @@ def test_input_schema_documents_every_field_with_the_seed_defaults(schemas: dict
     assert all(properties[name].get("description") for name in properties)
     filter_schema = _resolve(schema, properties["filter"])
     assert filter_schema["required"] == ["tenantId"]
-    assert set(filter_schema["properties"]) == {"tenantId", "projectKey", "profileKindIn", "secured"}
+    assert set(filter_schema["properties"]) == {
+        *("tenantId", "projectKey", "profileKindIn", "secured"),
+        *("nodeTypes", "namespaces", "tags", "updatedAfter", "maxAgeDays", "asOf"),
+    }
     assert filter_schema["properties"]["secured"]["default"] is True
     options_schema = _resolve(schema, properties["options"])
     assert {name: field["default"] for name, field in options_schema["properties"].items()} == SEED_OPTION_DEFAULTS
@@ -90,6 +93,7 @@ def test_output_and_context_schemas(schemas: dict[str, Any]) -> None:
     output = schemas["output_schema"]
     assert list(output["properties"]) == [
         *("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"),
+        *("filtersApplied", "warnings"),
     ]
     pack = _resolve(output, output["properties"]["promptPack"])
     assert set(pack["properties"]) == {"contextMarkdown", "citations"}
@@ -138,6 +142,7 @@ def test_debug_stream_shows_each_steps_state_update(sdk: SyncLangGraphClient) ->
         "projectKey": None,
         "profileKindIn": None,
         "secured": False,
+        **dict.fromkeys(("nodeTypes", "namespaces", "tags", "updatedAfter", "maxAgeDays", "asOf")),
     }
     assert results["embed"]["request"]["options"] == SEED_OPTION_DEFAULTS | {"retrievalMode": "hybrid"}  # resolved
     assert all(isinstance(vector, list) and vector for vector in results["embed"]["queryVectors"].values())
