@@ -210,6 +210,10 @@ def configured_embedder(spec: EmbedderSpec | ProviderConfig) -> Embeddings:
     return build_embedder(spec)
 
 
+class ProfilesSettingError(ConfigurationError):
+    """``BRAIN_GRAPH_PROFILES`` names a file that cannot be used (one line: the file, the key, the problem)."""
+
+
 @lru_cache(maxsize=8)
 def _profiles_file(path: str, mtime_ns: int, size: int) -> ProfilesFile:
     return read_profiles_file(path)
@@ -225,9 +229,9 @@ def configured_profiles_file(settings: Settings) -> ProfilesFile:
         stat = path.stat()
         return _profiles_file(str(path), stat.st_mtime_ns, stat.st_size)
     except ProfilesFileError as error:
-        raise ConfigurationError(f"BRAIN_GRAPH_PROFILES: {error}") from None
+        raise ProfilesSettingError(f"BRAIN_GRAPH_PROFILES: {error}") from None
     except OSError:
-        raise ConfigurationError(f"BRAIN_GRAPH_PROFILES: {path}: no such file") from None
+        raise ProfilesSettingError(f"BRAIN_GRAPH_PROFILES: {path}: no such file") from None
 
 
 def _resolved(variable: str, spec: EmbedderSpec, file: ProfilesFile) -> Embedder:
