@@ -143,26 +143,23 @@ class _Backoff:
 
 
 def _client_arguments(config: ProviderConfig, key: str | None) -> dict[str, Any]:
-    """The keyword arguments of the integration's class: the timeout, the client's own retries off,
-    the base URL and the key, as each provider's class names them."""
+    """The keyword arguments of the integration's class: for OpenAI (and Azure OpenAI) the timeout, the
+    client's own retries off, the batch size, the base URL and the key; for Ollama the timeout and the
+    base URL; for the others the base URL, and the key when ``api_key_env`` names its variable (else
+    their client reads its own). ``options`` come first, so these win."""
     arguments: dict[str, Any] = dict(config.options)
+    if config.base_url:
+        arguments["base_url"] = config.base_url
     if config.provider in ("openai", "azure_openai"):
         arguments.update(timeout=config.timeout_s, max_retries=0, check_embedding_ctx_length=False)
         arguments["chunk_size"] = config.batch_size
         if config.request_dimensions:
             arguments["dimensions"] = config.dimension
-        if config.base_url:
-            arguments["base_url"] = config.base_url
         arguments["api_key"] = key if key is not None else NO_KEY
     elif config.provider == "ollama":
-        arguments["client_kwargs"] = {"timeout": config.timeout_s, **arguments.get("client_kwargs", {})}
-        if config.base_url:
-            arguments["base_url"] = config.base_url
-    else:
-        if config.base_url:
-            arguments["base_url"] = config.base_url
-        if key is not None:
-            arguments["api_key"] = key
+        arguments["client_kwargs"] = {**arguments.get("client_kwargs", {}), "timeout": config.timeout_s}
+    elif key is not None and config.api_key_env:
+        arguments["api_key"] = key
     return arguments
 
 
