@@ -172,6 +172,9 @@ def _key(parts: Sequence[int | str]) -> str:
         if isinstance(part, int):
             key += f"[{part}]"
             continue
+        if part == "[key]":  # pydantic's mark of a table's name (rather than its value)
+            key += " (the name)"
+            continue
         name = part if part.replace("_", "").replace("-", "").isalnum() else f'"{part[:80]}"'
         key += f".{name}" if key else name
     return key
