@@ -126,6 +126,7 @@ def test_the_shipped_file_is_printed_and_checked_by_name(tmp_path: Path) -> None
 
 @pytest.fixture
 def own_graph(tmp_path: Path, own_profiles: Path, monkeypatch: pytest.MonkeyPatch) -> BrainSearchGraph:
+    monkeypatch.setenv("BRAIN_GRAPH_BACKEND", "embedded")
     monkeypatch.setenv("BRAIN_GRAPH_STORE_PATH", str(tmp_path / "py.sqlite3"))
     services = build_services(load_settings())
     load_dataset(read_graph(GRAPH), services.backend, services.profiles)

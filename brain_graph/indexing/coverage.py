@@ -5,8 +5,10 @@ and what is likely a mistake of the profiles file (or of the data).
 
 - node types of the data that no profile embeds and the profiles file does not declare (a declared
   type without a profile is reached through the graph on purpose, and is only listed);
-- text fields a profile embeds that no node of its types has (``sumary``), and passage fields no node of
-  the type has when its nodes have text at all (a type without text shows its title, on purpose);
+- text fields a profile embeds that no node of its types has (``sumary``), and the passage fields of a
+  type none of whose passage fields any node has, when its nodes have text at all (a passage showing
+  nothing but the title; a type without text shows its title on purpose, and an optional field such as
+  a work item's ``description`` may be missing from every node);
 - text fields the data has that no profile embeds and no passage shows.
 
 Only node types the data has are judged: a profile of a type absent from this dataset is not a problem.
@@ -101,8 +103,8 @@ def coverage(nodes: Iterable[NodeRecord], registry: ProfileRegistry) -> Coverage
     for seen in ordered:
         embedded = {name for profile in registry.covering(seen.node_type) for name in profile.text_fields}
         shown_fields = [f.name for f in registry.passage_fields(seen.node_type)]
-        if any(name != TITLE for name in seen.fields):  # a type without text shows its title, on purpose
-            missing.extend(f"{seen.node_type}.{name} (passage)" for name in shown_fields if not seen.fields[name])
+        if any(name != TITLE for name in seen.fields) and not any(seen.fields[name] for name in shown_fields):
+            missing.extend(f"{seen.node_type}.{name} (passage)" for name in shown_fields)
         unused.extend(
             f"{seen.node_type}.{name} ({count})"
             for name, count in sorted(seen.fields.items())

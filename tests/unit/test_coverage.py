@@ -60,7 +60,7 @@ def test_a_misspelt_field_is_missing_where_the_profile_reads_it_and_unused_where
 
 def test_a_field_of_a_profile_over_several_types_is_missing_only_when_none_of_them_has_it() -> None:
     nodes = [node("r1", "runbook", procedure="p"), node("k1", "ticket", summary="s")]
-    assert coverage(nodes, OWN).warnings() == ["text field(s) no node has: ticket.resolution (passage)"]
+    assert coverage(nodes, OWN).warnings() == []  # a ticket without a resolution still shows its summary
     assert coverage([node("r1", "runbook", procedure="p")], OWN).warnings() == [
         "text field(s) no node has: runbook.summary (profile operations)"
     ]
@@ -68,6 +68,14 @@ def test_a_field_of_a_profile_over_several_types_is_missing_only_when_none_of_th
 
 def test_a_type_without_text_shows_its_title_without_a_warning_and_long_lists_are_cut() -> None:
     assert coverage([node("p1", "cdm.person")], default_profiles()).warnings() == []
+    without_description = [node("w1", "cdm.work_item", summary="s")]
+    assert coverage(without_description, default_profiles()).warnings() == []
+    notes_only = [node("k1", "ticket", notes="n")]
+    assert coverage(notes_only, OWN).warnings() == [
+        "text field(s) no node has: ticket.summary (profile operations), ticket.procedure (profile operations), "
+        "ticket.summary (passage), ticket.resolution (passage)",
+        "text field(s) no profile embeds and no passage shows: ticket.notes (1)",
+    ]
     many = [node(f"n{i}", f"type{i:02}") for i in range(15)]
     (line,) = coverage(many, default_profiles()).warnings()
     assert "type11 (1) and 3 more;" in line
