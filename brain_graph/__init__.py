@@ -35,8 +35,10 @@ from brain_graph.core.errors import (
 )
 from brain_graph.core.security import Principal
 from brain_graph.core.wire import GraphEdge, GraphNode, PromptPack, RagPassage, SearchEpisode, SearchHit
+from brain_graph.embedding.hosted import ProviderConfig, ProviderEmbeddings
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
-from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, default_profiles
+from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, default_profiles, profiles_from_file
+from brain_graph.embedding.profiles_file import ProfilesFile, read_profiles_file
 from brain_graph.graphs.index import build_index_graph
 from brain_graph.graphs.search import BrainSearchGraph, build_graph
 from brain_graph.indexing.dataset import Dataset, example_dataset_path, load_dataset, read_dataset
@@ -100,7 +102,10 @@ __all__ = [
     "Neo4jWeaviateBackend",
     "Principal",
     "ProfileRegistry",
+    "ProfilesFile",
     "PromptPack",
+    "ProviderConfig",
+    "ProviderEmbeddings",
     "RagPassage",
     "SearchEpisode",
     "SearchHit",
@@ -114,7 +119,9 @@ __all__ = [
     "default_profiles",
     "example_dataset_path",
     "load_dataset",
+    "profiles_from_file",
     "read_dataset",
+    "read_profiles_file",
     "register_backend",
     "search_input",
 ]

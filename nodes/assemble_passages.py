@@ -15,6 +15,7 @@ from brain_graph.core.passage_heads import (
 )
 from brain_graph.core.text import clip, cut_excerpt, fence_for, fence_overhead, fence_overhead_of_run, one_line
 from brain_graph.core.wire import NodeMeta, RagPassage
+from brain_graph.embedding.node_types import DEFAULT_NODE_TYPES, PassageField, passage_fields
 from brain_graph.pipeline.binding import StepDeps
 from brain_graph.pipeline.search_plan import passage_count
 from brain_graph.pipeline.services import SearchLimits
@@ -54,21 +55,39 @@ def code_language(value: Any) -> str:
     return _NOT_LANGUAGE.sub("", one_line(str(value or "")))[:MAX_LANGUAGE_CHARS]
 
 
-def passage_parts(node: NodeRecord, limits: SearchLimits, heads: Mapping[str, FieldHead] | None = None) -> list[Part]:
-    """Work item: title, summary, description. Doc: title, body. Code: path, summary, code.
-    Anything else: title and summary. Each field with its excerpt limit; ``heads``: the node's
-    :class:`~brain_graph.core.passage_heads.FieldHead` (else made whole from ``node.text``)."""
-    fields = heads if heads is not None else field_heads(node.node_type, node.text, head_chars=None)
+def excerpt_limit(field: PassageField, limits: SearchLimits, *, code: bool) -> int:
+    """A passage field's excerpt bound: its own, else the deployment's for its name (``body``: a doc's
+    or, as code, a code file's; ``description``; any other field: a summary's)."""
+    if field.max_chars is not None:
+        return field.max_chars
+    if code:
+        return limits.code_excerpt_chars
+    if field.name == "body":
+        return limits.doc_excerpt_chars
+    if field.name == "description":
+        return limits.description_excerpt_chars
+    return limits.summary_excerpt_chars
+
+
+def passage_parts(
+    node: NodeRecord,
+    limits: SearchLimits,
+    heads: Mapping[str, FieldHead] | None = None,
+    fields: Sequence[PassageField] | None = None,
+) -> list[Part]:
+    """The title (a code file's: its path), then the node type's passage ``fields`` in order (default:
+    those of the shipped node types: work item summary and description, doc body, code file summary
+    and code; any other type its summary), each with its excerpt limit (:func:`excerpt_limit`); a code
+    file's body is code. ``heads``: the node's :class:`~brain_graph.core.passage_heads.FieldHead`
+    (else made whole from ``node.text``)."""
+    read = heads if heads is not None else field_heads(node.node_type, node.text, head_chars=None)
+    shown = fields if fields is not None else passage_fields(DEFAULT_NODE_TYPES, node.node_type)
     parts = [Part(node.title or "", limits.max_title_chars, "title")]
-    kind = source_kind(node.node_type)
-    if kind == "doc":
-        return [*parts, field_part(fields.get("body"), limits.doc_excerpt_chars)]
-    parts.append(field_part(fields.get("summary"), limits.summary_excerpt_chars))
-    if kind == "work":
-        parts.append(field_part(fields.get("description"), limits.description_excerpt_chars))
-    elif kind == "code":
-        language = code_language(node.properties.get("language"))
-        parts.append(field_part(fields.get("body"), limits.code_excerpt_chars, language=language))
+    is_code = source_kind(node.node_type) == "code"
+    for field in shown:
+        code = is_code and field.name == "body"
+        language = code_language(node.properties.get("language")) if code else None
+        parts.append(field_part(read.get(field.name), excerpt_limit(field, limits, code=code), language=language))
     return parts
 
 
@@ -112,18 +131,24 @@ def joined_parts(parts: Sequence[Part], max_chars: int) -> str:
     return SEPARATOR.join(pieces)
 
 
-def passage_text(node: NodeRecord, limits: SearchLimits, max_chars: int) -> str:
+def passage_text(
+    node: NodeRecord, limits: SearchLimits, max_chars: int, fields: Sequence[PassageField] | None = None
+) -> str:
     """The passage of a node, at most ``max_chars`` characters (see :func:`joined_parts`)."""
-    return joined_parts(passage_parts(node, limits), max_chars)
+    return joined_parts(passage_parts(node, limits, fields=fields), max_chars)
 
 
 def fit_passage(
-    node: NodeRecord, limits: SearchLimits, remaining: int, heads: Mapping[str, FieldHead] | None = None
+    node: NodeRecord,
+    limits: SearchLimits,
+    remaining: int,
+    heads: Mapping[str, FieldHead] | None = None,
+    fields: Sequence[PassageField] | None = None,
 ) -> str | None:
     """The passage of a node if it fits in ``remaining`` characters of budget, counted with the
     fence the prompt pack adds; else the passage cut to fit, or ``None`` if that would leave less
     than ``min_passage_chars``. A cut passage has no longer backtick run, so no longer fence."""
-    parts = passage_parts(node, limits, heads)
+    parts = passage_parts(node, limits, heads, fields)
     text = joined_parts(parts, limits.max_passage_chars)
     overhead = fence_overhead(text)
     if len(text) + overhead <= remaining:
@@ -158,8 +183,10 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
     rank order, from the texts ``expand`` read for them (``passageTexts``) and ``nodeRecords``. Each passage is at
     most ``max_passage_chars`` (2,000 by default) and all of them, fences of the pack included, at
     most the passage budget (30,000 by default): the last passage that does not fit is cut, and
-    passages after it are left out. A candidate with neither title nor text gets no passage."""
+    passages after it are left out. A candidate with neither title nor text gets no passage. The fields
+    of a passage are its node type's (:meth:`~brain_graph.embedding.profiles.ProfileRegistry.passage_fields`)."""
     limits = deps.services.limits
+    registry = deps.services.profiles
     ranked = state["candidates"][: passage_count(state["request"], limits)]
     if not ranked:
         return {"passages": []}
@@ -176,7 +203,7 @@ def assemble_passages(state: BrainSearchState, deps: StepDeps) -> PassagesUpdate
         if node_id not in heads or node_id not in records:
             continue
         node = passage_record(node_id, scope.tenant_id, records[node_id], {})
-        text = fit_passage(node, limits, remaining, heads[node_id])
+        text = fit_passage(node, limits, remaining, heads[node_id], registry.passage_fields(node.node_type))
         if text is None:
             break
         if not text.strip():

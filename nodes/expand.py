@@ -174,7 +174,9 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
             members=[hit["nodeId"] for hit in state["hits"]] if episodes else [],
             ranked=ranked,
             passages=passage_count(request, deps.services.limits),
-            whole_texts=not heads_suffice(deps.services.limits.longest_excerpt_chars),
+            whole_texts=not heads_suffice(
+                max(deps.services.limits.longest_excerpt_chars, deps.services.profiles.longest_passage_bound)
+            ),
         ),
         scope=scope,
     )

@@ -1,4 +1,4 @@
-"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``token`` and ``attach``."""
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from brain_graph.core.errors import (
 )
 from brain_graph.core.security import Principal
 from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.coverage import Coverage, coverage
 from brain_graph.indexing.dataset import (
     collector_paused,
     embedding_work,
@@ -35,7 +36,7 @@ from brain_graph.indexing.dataset import (
     read_graph,
 )
 from brain_graph.indexing.indexer import Indexer
-from brain_graph.pipeline.config import build_services, load_settings
+from brain_graph.pipeline.config import build_services, configured_profiles_file, load_settings, profiles_from_settings
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, search_input
 from brain_graph.stores.embedded import EmbeddedSettings
@@ -95,6 +96,8 @@ def _services(store: Path | None) -> SearchServices:
 def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = False) -> None:
     with collector_paused():
         dataset = read_graph(path)
+        for line in coverage(dataset.node_records(), services.profiles).warnings():
+            err.print(f"warning: {line}", markup=False, highlight=False)
         total = embedding_work(dataset.node_records(), services.profiles)
         with ProgressReporter("embedding", total, err, quiet=quiet) as progress:
             report = load_dataset(
@@ -184,7 +187,8 @@ def search(
     tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (required).")],
     project: Annotated[str | None, typer.Option("--project", help="Project key filter.")] = None,
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", help="Profile kind (repeatable): work, doc, code.")
+        list[str] | None,
+        typer.Option("--kind", help="Profile kind (repeatable), as the profiles file names them: work, doc, code."),
     ] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", help="Number of hits (default 20).")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="Expansion depth (default 1).")] = None,
@@ -319,6 +323,73 @@ def _say_if_empty(services: SearchServices, tenant: str) -> None:
             else "fill it with: brain-graph load PATH (or brain-graph load --example)"
         )
         err.print(f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; {how}")
+
+
+@app.command()
+def profiles(
+    dataset: Annotated[
+        Path | None, typer.Argument(help="With --check: a dataset file (JSON) to check the profiles against.")
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Check the profiles (and DATASET against them); exit 1 on warnings.")
+    ] = False,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="Profiles file to use (default: BRAIN_GRAPH_PROFILES, else the shipped one)."),
+    ] = None,
+    shipped: Annotated[
+        bool, typer.Option("--default", help="Print the shipped profiles file (a start for your own) and exit.")
+    ] = False,
+) -> None:
+    """Print the embedding profiles the configuration declares (node types, text fields, embedders);
+    --check DATASET also counts, per node type, the nodes each profile will embed, and warns (one line
+    per kind) of node types no profile covers, fields no node has and fields nothing uses."""
+    from brain_graph.embedding.profiles_file import default_profiles_path
+
+    if shipped:
+        sys.stdout.write(default_profiles_path().read_text(encoding="utf-8"))
+        return
+    if dataset is not None and not check:
+        sys.stderr.write("error: DATASET needs --check\n")
+        raise typer.Exit(code=2)
+    try:
+        settings = load_settings()
+        if file is not None:
+            settings = settings.model_copy(update={"profiles": str(file)})
+        configured_profiles_file(settings)
+        registry = profiles_from_settings(settings)
+        found = coverage(read_graph(dataset).node_records(), registry) if dataset is not None else None
+    except BrainGraphError as error:
+        raise _fail(error) from None
+    source = settings.profiles or f"the shipped default ({default_profiles_path()})"
+    lines = [f"profiles file: {source}"]
+    for p in registry.profiles:
+        lines.append(
+            f"profile {p.profile_id}: kind {p.profile_kind}{' (default)' if p.default else ''}; embeds "
+            f"{', '.join(p.node_types)} from {', '.join(p.text_fields)} (at most {p.max_chars} characters) with "
+            f"{registry.embedder_name(p)} (dimension {p.dimension})"
+        )
+    if found is not None:
+        lines.extend(_coverage_lines(found))
+    warnings = found.warnings() if found is not None else []
+    if found is not None:
+        lines.append(f"{len(warnings)} warning(s)" if warnings else "ok: no warnings")
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stderr.write("".join(f"warning: {line}\n" for line in warnings))
+    if warnings:
+        raise typer.Exit(code=1)
+
+
+def _coverage_lines(found: Coverage) -> list[str]:
+    """One line per node type of the data: its nodes and what each profile embeds of them."""
+    lines = []
+    for seen in found.types:
+        if seen.embedded:
+            embeds = "; ".join(f"{profile_id} embeds {count}" for profile_id, count in sorted(seen.embedded.items()))
+        else:
+            embeds = f"no profile embeds it ({'declared' if seen.declared else 'not declared'})"
+        lines.append(f"node type {seen.node_type}: {seen.nodes} node(s); {embeds}")
+    return lines
 
 
 @app.command()

@@ -18,7 +18,7 @@ fails when a committed file is not what the generator writes:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -125,6 +125,32 @@ def state_form(name: str, doc: str) -> Callable[[type[_Model]], type[_Model]]:
     return register
 
 
+def _either(values: Sequence[str]) -> str:
+    return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
+
+
+def _both(values: Sequence[str]) -> str:
+    return f"{', '.join(values[:-1])} and {values[-1]}" if len(values) > 1 else "".join(values) or "none"
+
+
+def filter_docs(kinds: Sequence[str], default_kinds: Sequence[str], node_types: Sequence[str]) -> tuple[str, str]:
+    """The GraphQL descriptions of ``filter.profileKindIn`` and ``filter.nodeTypes`` for a deployment's
+    profile kinds (in declaration order), its default kinds and the node types its profiles embed."""
+    listed = node_types[:MAX_FILTER_VALUES]
+    return (
+        f"Embedding profile kinds to search: {_either(kinds)}; default: {_both(default_kinds)}.",
+        f"Only retrieve hits of these node types (each one a searched profile embeds: {_either(listed)}); "
+        "null: every type the searched profiles embed.",
+    )
+
+
+# The descriptions for the shipped profiles file (a unit test keeps these values equal to it); a server
+# serves those of its own profiles file (brain_graph.serving.graphql.schema.build_schema).
+PROFILE_KINDS_DOC, NODE_TYPES_DOC = filter_docs(
+    ("work", "doc", "code"), ("work", "doc"), ("cdm.work_item", "cdm.doc", "code.file")
+)
+
+
 @state_form("SearchFilter", "The normalised ``filter``: every field present.")
 class BrainSearchFilterInput(WireModel):
     """Who and what to search: the tenant is mandatory, everything else narrows the search."""
@@ -143,7 +169,7 @@ class BrainSearchFilterInput(WireModel):
     )
     profile_kind_in: Annotated[
         list[str] | None,
-        GraphQL(description="Embedding profile kinds to search (e.g. work, doc, code); default: work and doc."),
+        GraphQL(description=PROFILE_KINDS_DOC),
     ] = Field(
         default=None,
         description="Embedding profile kinds to search (e.g. work, doc, code). "
@@ -161,7 +187,7 @@ class BrainSearchFilterInput(WireModel):
         "without a principal the search fails closed. When false, secured items are never returned.",
     )
 
-    node_types: list[str] | None = Field(
+    node_types: Annotated[list[str] | None, GraphQL(description=NODE_TYPES_DOC)] = Field(
         default=None,
         min_length=1,
         max_length=MAX_FILTER_VALUES,

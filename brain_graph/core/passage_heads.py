@@ -1,5 +1,7 @@
 """What a passage reads of a node's text fields: each field normalised as passages print it, cut to
-:data:`HEAD_CHARS`, with the length and longest backtick run of the whole normalised field.
+:data:`HEAD_CHARS`, with the length and longest backtick run of the whole normalised field. Every text
+field has a head (which ones a passage shows is the deployment's choice: the passage fields of its
+node types, :mod:`brain_graph.embedding.node_types`).
 
 An excerpt of at most :data:`HEAD_CHARS` characters needs no more (:func:`brain_graph.core.text.cut_excerpt`:
 the cut marker counts the characters left out, a code fence is longer than any backtick run of the
@@ -27,11 +29,11 @@ from brain_graph.core.vocabulary import CODE_FILE, DOC, WORK_ITEM
 from brain_graph.core.wire import SourceKind
 
 HEAD_CHARS = 8_192
-PASSAGE_FIELDS = ("summary", "description", "body")
+PASSAGE_FIELDS = ("summary", "description", "body")  # the fields the default node types show
 # The stored encoding's version, with the head's length: heads of another are ignored (made from the
 # text). Bump HEADS_VERSION whenever what a head holds changes (normalize, normalize_code, the fields,
 # the kinds): tests/unit/test_passage_heads.py pins a digest of heads to remind it.
-HEADS_VERSION = 1
+HEADS_VERSION = 2
 HEADS_PREFIX = f"heads{HEADS_VERSION}-{HEAD_CHARS}:"
 SOURCE_KINDS: dict[str, SourceKind] = {WORK_ITEM: "work", DOC: "doc", CODE_FILE: "code"}
 
@@ -69,18 +71,18 @@ def field_head(value: str, *, code: bool, head_chars: int | None = HEAD_CHARS) -
 def field_heads(
     node_type: str, text: Mapping[str, str], *, head_chars: int | None = HEAD_CHARS
 ) -> dict[str, FieldHead]:
-    """The heads of a node's passage fields (a code file's body is code)."""
+    """The heads of a node's text fields, in name order (a code file's body is code)."""
     code = source_kind(node_type) == "code"
     return {
         name: field_head(value, code=code and name == "body", head_chars=head_chars)
-        for name in PASSAGE_FIELDS
-        if isinstance(value := text.get(name), str)
+        for name, value in sorted(text.items())
+        if isinstance(value, str)
     }
 
 
 def stored_heads(node_type: str, text: Mapping[str, str]) -> str | None:
-    """What the stores keep next to a node's text: its encoded heads when its text fields, passage
-    fields or not, are longer than :data:`HEAD_CHARS` together (else None: the text is as short)."""
+    """What the stores keep next to a node's text: its encoded heads when its text fields are longer
+    than :data:`HEAD_CHARS` together (else None: the text is as short)."""
     if sum(len(value) for value in text.values() if isinstance(value, str)) <= HEAD_CHARS:
         return None
     heads = field_heads(node_type, text)

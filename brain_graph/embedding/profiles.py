@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.core.errors import ConfigurationError, InvalidRequestError, shown
-from brain_graph.core.vocabulary import CODE_FILE, DOC, WORK_ITEM
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.node_types import DEFAULT_NODE_TYPES, NodeType, PassageField, longest_bound, passage_fields
+from brain_graph.embedding.profiles_file import ProfilesFile, default_profiles_file
 from brain_graph.stores.base import NodeRecord, ProfileIndexInfo
 
 
@@ -67,10 +68,12 @@ def profile_text(node: NodeRecord, profile: EmbeddingProfile) -> tuple[str, bool
 
 @dataclass(frozen=True)
 class ProfileRegistry:
-    """The embedding profiles of a deployment and the embedders they use."""
+    """The embedding profiles of a deployment, the embedders they use and the declared node types
+    (what passages of each show; :mod:`brain_graph.embedding.node_types`)."""
 
     profiles: tuple[EmbeddingProfile, ...]
     embedders: Mapping[str, Embeddings]
+    node_types: Mapping[str, NodeType] = field(default_factory=lambda: dict(DEFAULT_NODE_TYPES))
 
     def __post_init__(self) -> None:
         ids = [p.profile_id for p in self.profiles]
@@ -107,6 +110,20 @@ class ProfileRegistry:
         """What the index records for a profile: its embedder's name and the dimension."""
         return ProfileIndexInfo(profile.profile_id, self.embedder_name(profile), profile.dimension)
 
+    def passage_fields(self, node_type: str) -> tuple[PassageField, ...]:
+        """The text fields a passage of a node of this type shows after its title, in order."""
+        return passage_fields(self.node_types, node_type)
+
+    @property
+    def longest_passage_bound(self) -> int:
+        """The largest excerpt bound the node types set themselves (0: none sets one)."""
+        return longest_bound(self.node_types)
+
+    @property
+    def embedded_types(self) -> tuple[str, ...]:
+        """Every node type a profile embeds, sorted."""
+        return tuple(sorted({node_type for p in self.profiles for node_type in p.node_types}))
+
     def covering(self, node_type: str) -> tuple[EmbeddingProfile, ...]:
         """The profiles that embed nodes of ``node_type``."""
         return tuple(p for p in self.profiles if node_type in p.node_types)
@@ -125,11 +142,15 @@ class ProfileRegistry:
         return tuple(p for p in self.profiles if p.profile_kind in set(kinds))
 
 
-BASE_PROFILES: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...] = (
-    ("cdm.work.summary", "work", (WORK_ITEM,), ("title", "summary"), True),
-    ("cdm.doc.body", "doc", (DOC,), ("title", "body"), True),
-    ("code.file.summary", "code", (CODE_FILE,), ("title", "summary"), False),
-)
+def _base_profiles(file: ProfilesFile) -> tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], ...]:
+    return tuple(
+        (profile_id, p.kind, tuple(p.node_types), tuple(p.text_fields), p.default)
+        for profile_id, p in file.profiles.items()
+    )
+
+
+# The shipped profiles (id, kind, node types, text fields, default), as default_profiles.toml declares them.
+BASE_PROFILES = _base_profiles(default_profiles_file())
 PROFILE_IDS = tuple(profile_id for profile_id, *_ in BASE_PROFILES)
 
 
@@ -139,35 +160,50 @@ def _dimension(embedder: Embeddings) -> int:
     return dimension if isinstance(dimension, int) else len(embedder.embed_query("dimension probe"))
 
 
-def default_profiles(
-    embedders: Mapping[str, Embeddings] | None = None, assignments: Mapping[str, str] | None = None
+def profiles_from_file(
+    file: ProfilesFile, embedders: Mapping[str, Embeddings] | None = None, assignments: Mapping[str, str] | None = None
 ) -> ProfileRegistry:
-    """The seed's default profiles (``cdm.work.summary``, ``cdm.doc.body``) plus a code profile.
+    """The registry a profiles file declares, with its node types.
 
     Each profile uses ``embedders[assignments[profile_id]]`` when assigned, else ``embedders["default"]``,
-    else the bundled deterministic embedder (:class:`~brain_graph.embedding.lexical.LexicalHashEmbeddings`).
+    else the bundled deterministic embedder (:class:`~brain_graph.embedding.lexical.LexicalHashEmbeddings`);
+    a profile's own ``embedder`` in the file is resolved by the caller into ``assignments``
+    (:func:`brain_graph.pipeline.config.profiles_from_settings`).
     """
     chosen = dict(embedders or {})
     chosen.setdefault("default", LexicalHashEmbeddings())
     assigned = dict(assignments or {})
-    unknown = sorted(set(assigned) - set(PROFILE_IDS))
+    unknown = sorted(set(assigned) - set(file.profiles))
     if unknown:
-        raise ConfigurationError(f"unknown embedding profile(s) {shown(unknown)}; the profiles are {list(PROFILE_IDS)}")
+        raise ConfigurationError(
+            f"unknown embedding profile(s) {shown(unknown)}; the profiles are {list(file.profiles)}"
+        )
     missing = sorted(set(assigned.values()) - set(chosen))
     if missing:
         raise ConfigurationError(f"profile(s) assigned to unknown embedder(s) {shown(missing)}")
-    dimensions = {key: _dimension(embedder) for key, embedder in chosen.items()}
+    used = sorted({assigned.get(profile_id, "default") for profile_id in file.profiles})
+    dimensions = {key: _dimension(chosen[key]) for key in used}
     profiles = tuple(
         EmbeddingProfile(
             profile_id,
-            kind,
+            entry.kind,
             assigned.get(profile_id, "default"),
             dimensions[assigned.get(profile_id, "default")],
-            node_types,
-            text_fields,
-            default=default,
+            tuple(entry.node_types),
+            tuple(entry.text_fields),
+            default=entry.default,
+            max_chars=entry.max_chars,
         )
-        for profile_id, kind, node_types, text_fields, default in BASE_PROFILES
+        for profile_id, entry in file.profiles.items()
     )
-    used = {profile.embedder_id for profile in profiles}
-    return ProfileRegistry(profiles=profiles, embedders={key: chosen[key] for key in sorted(used)})
+    return ProfileRegistry(
+        profiles=profiles, embedders={key: chosen[key] for key in used}, node_types=file.declared_node_types()
+    )
+
+
+def default_profiles(
+    embedders: Mapping[str, Embeddings] | None = None, assignments: Mapping[str, str] | None = None
+) -> ProfileRegistry:
+    """The shipped profiles (``cdm.work.summary``, ``cdm.doc.body``, ``code.file.summary``: the file
+    ``default_profiles.toml``), with the embedders of :func:`profiles_from_file`."""
+    return profiles_from_file(default_profiles_file(), embedders, assignments)

