@@ -75,26 +75,29 @@ def stored_facets(properties: Mapping[str, Any]) -> NodeFacets:
 def reply_facets(fields: Any) -> NodeFacets:
     """The facets of an object in a gRPC ``SearchReply`` (``fields``: its non-reference properties);
     the properties not returned read as unset."""
-    node_type = _text(fields, NODE_TYPE)
-    exact = _text(fields, UPDATED_AT_EXACT)
-    tags = fields.get(TAGS)
+    exact = reply_text(fields, UPDATED_AT_EXACT)
     return NodeFacets(
-        node_type=node_type or "",
-        namespace=_text(fields, NAMESPACE),
-        tags=tuple(tags.list_value.text_values.values) if tags is not None and _kind(tags) == "list_value" else (),
+        node_type=reply_text(fields, NODE_TYPE) or "",
+        namespace=reply_text(fields, NAMESPACE),
+        tags=reply_texts(fields, TAGS),
         updated_at=int(exact) if exact else None,
     )
 
 
-def _kind(value: Any) -> str | None:
-    return value.WhichOneof("kind")  # type: ignore[no-any-return]
-
-
-def _text(fields: Any, name: str) -> str | None:
+def reply_text(fields: Any, name: str) -> str | None:
+    """A text property of a gRPC reply's object (None: not returned, or not a text)."""
     value = fields.get(name)
-    if value is None or _kind(value) != "text_value":
+    if value is None or value.WhichOneof("kind") != "text_value":
         return None
     return str(value.text_value)
+
+
+def reply_texts(fields: Any, name: str) -> tuple[str, ...]:
+    """A text-array property of a gRPC reply's object (empty: not returned, or not a text array)."""
+    value = fields.get(name)
+    if value is None or value.WhichOneof("kind") != "list_value":
+        return ()
+    return tuple(value.list_value.text_values.values)
 
 
 def returned_facets(seed_filter: SeedFilter) -> list[str]:

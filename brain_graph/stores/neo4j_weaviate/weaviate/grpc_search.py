@@ -36,7 +36,7 @@ from weaviate.proto.v1 import search_get_pb2, weaviate_pb2_grpc
 from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.core.filters import NodeFacets
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND, insert_timeout_s
-from brain_graph.stores.neo4j_weaviate.weaviate.facets import reply_facets
+from brain_graph.stores.neo4j_weaviate.weaviate.facets import reply_facets, reply_text, reply_texts
 
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects a search returns
 MAX_MESSAGE_BYTES = 104_858_000  # the client's limit, matching the server's
@@ -92,20 +92,6 @@ class FoundObject:
     facets: NodeFacets = field(default_factory=NodeFacets)
 
 
-def _text(fields: Any, name: str) -> str | None:
-    value = fields.get(name)
-    if value is None or value.WhichOneof("kind") != "text_value":
-        return None
-    return str(value.text_value)
-
-
-def _texts(fields: Any, name: str) -> tuple[str, ...]:
-    value = fields.get(name)
-    if value is None or value.WhichOneof("kind") != "list_value":
-        return ()
-    return tuple(value.list_value.text_values.values)
-
-
 def found_objects(reply: Any) -> list[FoundObject]:
     """The objects of a ``SearchReply``, in its order."""
     found = []
@@ -116,14 +102,14 @@ def found_objects(reply: Any) -> list[FoundObject]:
         vectors = metadata.vectors
         found.append(
             FoundObject(
-                node_id=_text(fields, "nodeId") or "",
-                tenant_id=_text(fields, "tenantId") or "",
-                project_key=_text(fields, "projectKey"),
+                node_id=reply_text(fields, "nodeId") or "",
+                tenant_id=reply_text(fields, "tenantId") or "",
+                project_key=reply_text(fields, "projectKey"),
                 secured=bool(secured is not None and secured.bool_value),
-                acl=_texts(fields, "acl"),
+                acl=reply_texts(fields, "acl"),
                 distance=float(metadata.distance) if metadata.distance_present else None,
                 vector=bytes(vectors[0].vector_bytes) if len(vectors) else bytes(metadata.vector_bytes),
-                lexical=_text(fields, "lexical") or "",
+                lexical=reply_text(fields, "lexical") or "",
                 facets=reply_facets(fields),
             )
         )
