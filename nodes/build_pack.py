@@ -149,8 +149,9 @@ def header_lines(request: SearchRequest, limits: SearchLimits) -> list[str]:
 def filter_parts(applied: FiltersApplied, limits: SearchLimits) -> list[str]:
     """What narrowed retrieval beyond the project, each value a code span of at most ``max_id_chars``."""
     parts = []
+    given = {"nodeTypes": applied["nodeTypes"], "namespaces": applied["namespaces"], "tags": applied["tags"]}
     for key, template in FILTER_PARTS.items():
-        values = applied[key]  # type: ignore[literal-required]  # one of the three list keys
+        values = given[key]
         if values:
             parts.append(template.format(values=", ".join(code_span(value, limits.max_id_chars) for value in values)))
     if applied["updatedAfter"] is not None:
