@@ -8,6 +8,7 @@ from typing import TypedDict
 from brain_graph.core.passage_heads import head_row, heads_suffice
 from brain_graph.core.security import AccessScope
 from brain_graph.core.wire import GraphEdge, GraphNode, NodeMeta, ScoringBreakdown, SearchCandidate
+from brain_graph.observability.timing import timed_reads
 from brain_graph.pipeline.binding import StepDeps
 from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via, own_score, rank_key
 from brain_graph.pipeline.records import membership_row, node_meta, row_links, seed_scores
@@ -123,7 +124,7 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     options = request["options"]
     scope = deps.scope(request)
     backend = deps.services.backend
-    reads = backend.search_reads
+    reads = timed_reads(backend)
     scoring = deps.services.scoring
     edge_types = expansion_types(request, deps)
 

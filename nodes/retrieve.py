@@ -20,6 +20,7 @@ from brain_graph.core.bm25 import is_exact_match
 from brain_graph.core.scoring import SCORE_DECIMALS
 from brain_graph.core.wire import FiltersApplied, NodeMeta, SearchHit, SearchWarning
 from brain_graph.embedding.profiles import hybrid_weight
+from brain_graph.observability.timing import timed_reads
 from brain_graph.pipeline.binding import StepDeps
 from brain_graph.pipeline.filters import UNTIMED_MESSAGE, UNTIMED_WARNING, seed_filter
 from brain_graph.pipeline.ranking import own_score, rank_key
@@ -66,7 +67,7 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     scope = deps.scope(request)
     services = deps.services
     registry = services.profiles
-    reads = services.backend.search_reads
+    reads = timed_reads(services.backend)
     vector_queries = profile_queries(request, state["queryVectors"], deps)
     lexical = lexical_queries(request)
     seeds = reads.seeds(

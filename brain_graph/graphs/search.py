@@ -11,6 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer, StateUpdate
 
 from brain_graph.nodes import PIPELINE as _PIPELINE
+from brain_graph.observability.searches import ameasured, measured
 from brain_graph.pipeline.binding import ServicesProvider, Step, bind_step
 from brain_graph.pipeline.config import default_services
 from brain_graph.pipeline.requests import check_context, check_state_update, check_top_level_keys
@@ -99,11 +100,11 @@ class BrainSearchGraph(CompiledStateGraph[BrainSearchState, BrainSearchContext, 
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:
         restore = self._prepare(input, config, kwargs)
-        return (restore(event) for event in super().stream(input, config, **kwargs))
+        return (restore(event) for event in measured(super().stream(input, config, **kwargs)))
 
     def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:
         restore = self._prepare(input, config, kwargs)
-        events = super().astream(input, config, **kwargs)
+        events = ameasured(super().astream(input, config, **kwargs))
 
         async def restored() -> AsyncIterator[Any]:
             async for event in events:

@@ -28,6 +28,7 @@ from brain_graph.core.errors import (
 )
 from brain_graph.core.security import AccessScope, Principal, resolve_scope
 from brain_graph.core.wire import SearchRequest
+from brain_graph.observability.metrics import STEP_SECONDS
 from brain_graph.pipeline.requests import check_context, check_context_services, context_value
 from brain_graph.pipeline.run_binding import CALLER_KEY_STATE, caller_key, check_caller
 from brain_graph.pipeline.services import SearchServices
@@ -171,6 +172,13 @@ def served_error(step: str, error: Exception) -> Exception | None:
     return InternalError()
 
 
+def observe_step(name: str, runtime: Any, seconds: float, outcome: str, deps: StepDeps | None = None) -> None:
+    """The step's time in :data:`~brain_graph.observability.metrics.STEP_SECONDS` (backend ``-`` when its
+    services could not be resolved)."""
+    backend = deps.services.backend.name if deps is not None else "-"
+    STEP_SECONDS.labels(name, backend, outcome).observe(seconds)
+
+
 def bind_step(
     name: str, step: Step, default_services: ServicesProvider, *, opens_run: bool = False
 ) -> Callable[..., Mapping[str, Any]]:
@@ -195,6 +203,7 @@ def bind_step(
     def node(state: BrainSearchState, runtime: Runtime[BrainSearchContext]) -> Mapping[str, Any]:
         debug = _debug_enabled()
         started = time.perf_counter()
+        deps: StepDeps | None = None
         try:
             server_user = runtime.server_info.user if runtime.server_info is not None else None
             deps = resolve_deps(runtime.context, default_services, server_user)
@@ -208,6 +217,8 @@ def bind_step(
             if opens_run:
                 update = {**update, CALLER_KEY_STATE: caller_key(deps.principal)}
         except Exception as error:
+            if not isinstance(error, GraphBubbleUp):
+                observe_step(name, runtime, time.perf_counter() - started, "error", deps)
             if debug:
                 elapsed = (time.perf_counter() - started) * 1000
                 message = one_line_message(str(error), 500)
@@ -216,7 +227,9 @@ def bind_step(
             if served is not None:
                 raise served from None
             raise
-        elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+        elapsed_s = time.perf_counter() - started
+        observe_step(name, runtime, elapsed_s, "ok", deps)
+        elapsed_ms = round(elapsed_s * 1000, 3)
         counts = _counts(update)
         if debug:
             written = " ".join(f"{key}={value}" for key, value in counts.items())

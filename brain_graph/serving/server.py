@@ -6,9 +6,13 @@
   :mod:`brain_graph.pipeline.config`) the first time a node runs, in a worker thread, never on the event loop.
 - ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
   answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
-  answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not) and ``/graphql`` (the
+  answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not), ``GET /brain/metrics``
+  (Prometheus, :mod:`brain_graph.observability`) and ``/graphql`` (the
   ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`) and
   the read-only graph API ``/graph/...`` (:mod:`brain_graph.serving.graph_api`).
+
+Every response carries ``X-Request-ID`` (the caller's, when safe, else a new one), also on every log
+record of the request; requests to the routes above are counted and timed by route.
 
 A profiles file (``BRAIN_GRAPH_PROFILES``) that cannot be used stops the server at import, with one
 line naming the key (:func:`~brain_graph.serving.startup.refuse_to_start`).
@@ -24,19 +28,24 @@ closed. Without auth, or in the insecure development mode, the run context's ``p
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from brain_graph.core.errors import BrainGraphError
 from brain_graph.graphs.index import build_index_graph
 from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
+from brain_graph.observability.logs import FORMAT_VARIABLE, configure_logging
+from brain_graph.observability.metrics import exposition
+from brain_graph.observability.requests import RequestContextMiddleware, route_templates
 from brain_graph.pipeline.config import (
     ProfilesSettingError,
     configured_profiles_file,
@@ -55,6 +64,15 @@ logger = logging.getLogger("brain_graph.server")
 READY_TIMEOUT_S = 3.0  # how long /brain/ready waits for the backend's services, all checked at once
 
 
+def configure_server_logging() -> None:
+    """Request ids on log records and ``BRAIN_GRAPH_LOG_FORMAT`` (:mod:`brain_graph.observability.logs`);
+    an unknown format stops the server in one line."""
+    try:
+        configure_logging(os.environ.get(FORMAT_VARIABLE, "").strip() or None)
+    except ValueError as error:
+        refuse_to_start(str(error))
+
+
 def check_profiles() -> None:
     """End the server (one line naming the key) when the environment's profiles file cannot be used."""
     try:
@@ -68,6 +86,7 @@ def check_profiles() -> None:
 
 
 check_profiles()
+configure_server_logging()
 
 
 @lru_cache(maxsize=1)
@@ -151,11 +170,20 @@ def readiness_endpoint(
     return ready
 
 
+def metrics(request: Request) -> Response:
+    """Prometheus metrics of brain-graph (GET /brain/metrics, :mod:`brain_graph.observability.metrics`)."""
+    body, content_type = exposition()
+    return Response(body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
+
+
+ROUTES = [
+    Route("/brain/health", health, methods=["GET"]),
+    Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
+    Route("/brain/metrics", metrics, methods=["GET"]),
+    Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
+    *graph_api_routes(),
+]
 app = Starlette(
-    routes=[
-        Route("/brain/health", health, methods=["GET"]),
-        Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
-        Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
-        *graph_api_routes(),
-    ]
+    routes=ROUTES,
+    middleware=[Middleware(RequestContextMiddleware, routes=route_templates(ROUTES))],
 )

@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 LAYERS = (
     "brain_graph.core",
     "brain_graph.stores",
+    "brain_graph.observability",
     "brain_graph.embedding",
     "brain_graph.auth",
     "brain_graph.pipeline",
