@@ -22,6 +22,7 @@ LAYERS = (
     "brain_graph.nodes",
     "brain_graph.indexing",
     "brain_graph.graphs",
+    "brain_graph.browse",  # the graph API: reads of the stores outside searches
     "brain_graph.serving",
     "brain_graph.cli",
     "brain_graph",  # the package itself: the public API

@@ -1,0 +1,290 @@
+"""The MCP tools of brain-graph, for an agent: ``brain_search`` (the prompt pack of a question),
+``search_nodes`` (find a node by its title or words), ``get_node`` (one node and its relationships) and
+``neighbours`` (a node's relationships, page by page). All read-only, all for one ``tenantId`` the
+caller's token names, secured items only for a principal their ACL lists.
+
+:func:`build_mcp_server` registers them on an :class:`~mcp.server.mcpserver.MCPServer` whose failed calls
+are one-line tool errors (:mod:`.errors`). Each call reads the caller's credentials from the HTTP
+request (put there by :class:`~brain_graph.serving.mcp.app.BrainMCP`); without them it is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from brain_graph.auth.credentials import READER
+from brain_graph.auth.gate import Admission
+from brain_graph.browse import service as browse
+from brain_graph.core.contracts import (
+    MAX_AGE_DAYS,
+    MAX_FILTER_VALUES,
+    MAX_MIN_SCORE,
+    MAX_PROJECT_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_TENANT_CHARS,
+    MAX_TOP_K,
+    RetrievalMode,
+)
+from brain_graph.core.errors import AuthenticationError
+from brain_graph.core.security import Principal
+from brain_graph.pipeline.services import SearchServices
+from brain_graph.pipeline.state import BrainSearchContext
+from brain_graph.serving.mcp.errors import error_message, validation_message
+from brain_graph.serving.mcp.results import BrainSearchToolOutput, json_result, search_result
+
+ADMISSION_KEY = "brain_graph.mcp.admission"  # where the HTTP layer leaves the request's Admission
+SERVER_NAME = "brain-graph"
+INSTRUCTIONS = (
+    "Read-only access to a tenant's knowledge graph (work items, documents, code). Use brain_search to "
+    "answer a question: it returns a prompt pack whose sources are numbered [1], [2], ... ; cite them. Use "
+    "search_nodes to find a node by name, get_node to read one node and its relationships, and neighbours "
+    "to page through all of a node's relationships. Every tool needs the tenantId your token names."
+)
+RENAMED = {"q": "query"}  # graph API parameters the tools call otherwise
+MAX_NODE_ID_CHARS = 1_000
+MAX_CURSOR_CHARS = 1_000
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+GraphProvider = Callable[[], Any]
+ServicesProvider = Callable[[], SearchServices]
+
+TenantId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_TENANT_CHARS,
+        description="Tenant to read; your token must name it (else the call is refused as FORBIDDEN).",
+    ),
+]
+Secured = Annotated[
+    bool,
+    Field(
+        description="true (default): public items plus secured items whose ACL lists you; false: public items only.",
+    ),
+]
+NodeIdArgument = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_NODE_ID_CHARS,
+        description="A node id as brain_search, search_nodes or another node's relationships give it.",
+    ),
+]
+FilterValues = Annotated[list[str] | None, Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+
+
+class BrainMCPServer(MCPServer[Any]):
+    """An :class:`MCPServer` whose failed tool calls are one line naming the argument or the refusal
+    (:func:`~brain_graph.serving.mcp.errors.error_message`), never pydantic's multi-line report nor a
+    traceback."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as failure:
+            cause = failure.__cause__
+            if cause is None:
+                raise  # an unknown tool: the SDK's message names it
+            if isinstance(cause, ValidationError) and not isinstance(failure, UnexpectedToolError):
+                raise ToolError(validation_message(cause)) from None
+            raise ToolError(error_message(cause, name, RENAMED)) from None
+
+
+def caller(context: Context[Any, Any]) -> Principal | None:
+    """The principal of the HTTP request behind a tool call, which must carry the reader scope; None
+    in insecure mode without a token. :class:`AuthenticationError` when the request did not pass the
+    gate (fail closed), :class:`~brain_graph.core.errors.ForbiddenError` without the reader scope."""
+    request = context.request_context.request
+    admission = request.scope.get(ADMISSION_KEY) if request is not None else None
+    if not isinstance(admission, Admission):
+        raise AuthenticationError("missing bearer token: send 'Authorization: Bearer <token>'")
+    if admission.credentials is None:
+        return None
+    admission.credentials.require(READER, "the brain-graph MCP tools")
+    return admission.credentials.principal
+
+
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+BRAIN_SEARCH_DOC = f"""Answer a question from the tenant's knowledge graph: a deterministic GraphRAG search.
+
+Returns a prompt pack in markdown: the episodes (incidents, projects) the hits belong to, the sources
+numbered [1], [2], ... with their ids, types, scores and links, the relationships among them and text
+passages; then one line of JSON with the citations (the sources, [1] first) and warnings. Quote the [n]
+of a source when you use it. The same call always returns the same text.
+
+Use it first for any question about the tenant's work, documents or code. To look at one node the pack
+names, use get_node; to find a node by name, search_nodes. Limits: queryText up to {MAX_QUERY_CHARS}
+characters, topK 1..{MAX_TOP_K}, expandDepth 0..3 by default (the deployment may allow up to 6)."""
+
+GET_NODE_DOC = f"""Read one node: its metadata (id, type, title, url, ...) and its relationships.
+
+Returns JSON {{"node": {{...}}, "relationships": [{{"type", "direction": "OUT"|"IN", "target": {{...}}}}]}}
+with at most `limit` relationships per direction (1..{browse.MAX_LIMIT}, default {browse.NODE_LIMIT_DEFAULT}).
+Use it on an id from brain_search or search_nodes; to read every relationship of a busy node, use
+neighbours. A node you may not see is reported as not found (GRAPH_NODE_NOT_FOUND)."""
+
+NEIGHBOURS_DOC = f"""Page through a node's relationships (the nodes linked to it and how).
+
+Returns JSON {{"nodeId", "neighbours": [{{"type", "direction", "node": {{...}}}}], "hasMore", "cursor"}}:
+`limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NEIGHBOUR_LIMIT_DEFAULT}) in a stable order.
+When hasMore is true, call again with the same arguments and the returned `cursor` for the next page;
+no relationship appears on two pages. Pass the cursor back unchanged (it is opaque)."""
+
+SEARCH_NODES_DOC = f"""Find nodes by title: nodes whose title starts with the query or has a word starting
+with it come first, then nodes whose text matches the query's words (where the backend has a
+lexical index).
+
+Returns JSON {{"results": [{{"id", "type", "title", "score", "snippet"}}]}}, at most `limit` results
+(1..{browse.MAX_LIMIT}, default {browse.SEARCH_LIMIT_DEFAULT}). Use it to turn a name ("AUTH-101", "token
+refresh") into node ids for get_node or neighbours; to answer a question, use brain_search."""
+
+
+def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainMCPServer:
+    """The MCP server of the four tools: ``brain_search`` runs ``graph()`` (the compiled brain_search
+    graph), the graph API tools read ``services()`` (:mod:`brain_graph.browse.service`, in a worker
+    thread)."""
+    server = BrainMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, subscriptions=False)
+
+    @server.tool(
+        name="brain_search", title="Search the knowledge graph", description=BRAIN_SEARCH_DOC, annotations=READ_ONLY
+    )
+    async def brain_search(
+        queryText: Annotated[  # noqa: N803 - MCP argument names are the wire's camelCase
+            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question, in natural language.")
+        ],
+        tenantId: TenantId,  # noqa: N803
+        context: Context[Any, Any],
+        topK: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many nodes retrieval finds.")] = 10,  # noqa: N803
+        expandDepth: Annotated[  # noqa: N803
+            int, Field(ge=0, le=6, description="Graph hops expanded around the hits (0: none).")
+        ] = 1,
+        secured: Secured = True,
+        projectKey: Annotated[  # noqa: N803
+            str | None, Field(min_length=1, max_length=MAX_PROJECT_CHARS, description="Only this project.")
+        ] = None,
+        nodeTypes: Annotated[FilterValues, Field(description="Only these node types (e.g. cdm.work_item).")] = None,  # noqa: N803
+        profileKindIn: Annotated[  # noqa: N803
+            FilterValues, Field(description="Embedding profile kinds to search (e.g. work, doc, code).")
+        ] = None,
+        tags: Annotated[FilterValues, Field(description="Only nodes with one of these tags.")] = None,
+        namespaces: Annotated[FilterValues, Field(description="Only nodes in one of these namespaces.")] = None,
+        updatedAfter: Annotated[  # noqa: N803
+            str | None, Field(max_length=64, description="Only nodes updated at or after this ISO-8601 time.")
+        ] = None,
+        maxAgeDays: Annotated[  # noqa: N803
+            int | None, Field(ge=1, le=MAX_AGE_DAYS, description="Only nodes updated in the last N days.")
+        ] = None,
+        retrievalMode: Annotated[  # noqa: N803
+            RetrievalMode | None, Field(description="vector, lexical or hybrid; default: the deployment's.")
+        ] = None,
+        minScore: Annotated[  # noqa: N803
+            float | None, Field(ge=0.0, le=MAX_MIN_SCORE, description="Cite only nodes scoring at least this.")
+        ] = None,
+    ) -> Annotated[CallToolResult, BrainSearchToolOutput]:
+        principal = caller(context)
+        search_filter = {
+            "tenantId": tenantId,
+            "secured": secured,
+            "projectKey": projectKey,
+            "nodeTypes": nodeTypes,
+            "profileKindIn": profileKindIn,
+            "tags": tags,
+            "namespaces": namespaces,
+            "updatedAfter": updatedAfter,
+            "maxAgeDays": maxAgeDays,
+        }
+        options = {"topK": topK, "expandDepth": expandDepth, "retrievalMode": retrievalMode, "minScore": minScore}
+        request = {"queryText": queryText, "filter": _present(search_filter), "options": _present(options)}
+        output: dict[str, Any] = await graph().ainvoke(request, context=BrainSearchContext(principal=principal))
+        return search_result(output)
+
+    async def browsing(context: Context[Any, Any], tenant_id: str, secured: bool, read: Any) -> CallToolResult:
+        principal = caller(context)
+
+        def run() -> dict[str, Any]:
+            deps = services()
+            scope = browse.browse_scope(deps, tenant_id, secured=secured, principal=principal)
+            result: dict[str, Any] = read(deps, scope)
+            return result
+
+        return json_result(await anyio.to_thread.run_sync(run))
+
+    @server.tool(name="get_node", title="Read a node", description=GET_NODE_DOC, annotations=READ_ONLY)
+    async def get_node(
+        tenantId: TenantId,  # noqa: N803
+        nodeId: NodeIdArgument,  # noqa: N803
+        context: Context[Any, Any],
+        secured: Secured = True,
+        relationships: Annotated[
+            Literal["outgoing", "incoming", "all"], Field(description="Which relationships to list.")
+        ] = "outgoing",
+        limit: Annotated[int, Field(ge=1, le=browse.MAX_LIMIT, description="Relationships per direction.")] = (
+            browse.NODE_LIMIT_DEFAULT
+        ),
+    ) -> CallToolResult:
+        read = partial(_node_view, node_id=nodeId, relationships=relationships, limit=limit)
+        return await browsing(context, tenantId, secured, read)
+
+    @server.tool(
+        name="neighbours", title="Page a node's relationships", description=NEIGHBOURS_DOC, annotations=READ_ONLY
+    )
+    async def neighbours(
+        tenantId: TenantId,  # noqa: N803
+        nodeId: NodeIdArgument,  # noqa: N803
+        context: Context[Any, Any],
+        secured: Secured = True,
+        direction: Annotated[
+            Literal["outgoing", "incoming", "all"], Field(description="Which relationships to page through.")
+        ] = "all",
+        limit: Annotated[int, Field(ge=1, le=browse.MAX_LIMIT, description="Relationships on this page.")] = (
+            browse.NEIGHBOUR_LIMIT_DEFAULT
+        ),
+        cursor: Annotated[
+            str | None,
+            Field(min_length=1, max_length=MAX_CURSOR_CHARS, description="The previous page's cursor; none: page 1."),
+        ] = None,
+    ) -> CallToolResult:
+        read = partial(_neighbour_page, node_id=nodeId, direction=direction, limit=limit, cursor=cursor)
+        return await browsing(context, tenantId, secured, read)
+
+    @server.tool(name="search_nodes", title="Find nodes by name", description=SEARCH_NODES_DOC, annotations=READ_ONLY)
+    async def search_nodes(
+        tenantId: TenantId,  # noqa: N803
+        query: Annotated[
+            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="A title, its start, or some words.")
+        ],
+        context: Context[Any, Any],
+        secured: Secured = True,
+        limit: Annotated[int, Field(ge=1, le=browse.MAX_LIMIT, description="Most results returned.")] = (
+            browse.SEARCH_LIMIT_DEFAULT
+        ),
+    ) -> CallToolResult:
+        read = partial(_node_search, text=query, limit=limit)
+        return await browsing(context, tenantId, secured, read)
+
+    return server
+
+
+def _node_view(services: SearchServices, scope: Any, *, node_id: str, relationships: Any, limit: int) -> Any:
+    return browse.node_view(services, scope, node_id, relationships=relationships, limit=limit)
+
+
+def _neighbour_page(
+    services: SearchServices, scope: Any, *, node_id: str, direction: Any, limit: int, cursor: str | None
+) -> Any:
+    return browse.neighbour_page(services, scope, node_id, direction=direction, limit=limit, cursor=cursor)
+
+
+def _node_search(services: SearchServices, scope: Any, *, text: str, limit: int) -> Any:
+    return browse.node_search(services, scope, text, limit=limit)
