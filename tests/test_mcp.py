@@ -5,13 +5,12 @@ gate (401 / 429 before any tool runs), the tenant and scope rules, one-line tool
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 import pytest
 from mcp import ClientSession
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
 from brain_graph.auth.rate_limit import RateLimiter, parse_rate_limit, rate_limit_storage
@@ -20,7 +19,7 @@ from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.serving.mcp import MCP_PATH, BrainMCP, create_mcp_app
 from brain_graph.serving.mcp.results import BrainSearchToolOutput
-from tests.mcp_client import ASGI_BASE, bearer_headers, mcp_session
+from tests.mcp_client import ASGI_BASE, bearer_headers, call, texts, tool_error, with_session
 from tests.platform.cases import ALICE, SECURED_POSTMORTEM, in_process
 
 SECRET = "mcp-unit-test-secret-of-at-least-32-chars"
@@ -28,7 +27,6 @@ ISSUER = TokenIssuer(SECRET)
 URL = ASGI_BASE + MCP_PATH
 SEARCH = {"queryText": "token refresh postmortem", "tenantId": "acme", "topK": 3}
 TOOLS = {"brain_search", "get_node", "neighbours", "search_nodes"}
-T = TypeVar("T")
 
 
 def alice() -> str:
@@ -42,34 +40,6 @@ def bob() -> str:
 def endpoint(graph: BrainSearchGraph, services: SearchServices, gate: Gate | None = None) -> BrainMCP:
     chosen = gate or Gate(JwtVerifier(SECRET), None)
     return create_mcp_app(lambda: graph, lambda: services, lambda: chosen)
-
-
-def with_session(app: BrainMCP, token: str | None, use: Callable[[ClientSession], Awaitable[T]]) -> T:
-    """``use`` run on an initialised session with ``app`` (its lifespan running), sending ``token``."""
-
-    async def main() -> T:
-        async with app.lifespan(), mcp_session(URL, token, app=app) as session:
-            return await use(session)
-
-    return asyncio.run(main())
-
-
-def call(app: BrainMCP, token: str | None, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-    return with_session(app, token, lambda session: session.call_tool(tool, arguments))
-
-
-def texts(result: CallToolResult) -> list[str]:
-    assert all(isinstance(block, TextContent) for block in result.content)
-    return [block.text for block in result.content if isinstance(block, TextContent)]
-
-
-def tool_error(result: CallToolResult) -> str:
-    """The one line of a failed call."""
-    assert result.is_error, texts(result)
-    [line] = texts(result)
-    assert "\n" not in line
-    assert "Traceback" not in line
-    return line
 
 
 @pytest.fixture

@@ -5,20 +5,19 @@ tenant rule and the gate hold, and the server's generic ``/mcp`` is off."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 
 from brain_graph.auth import TokenIssuer
 from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.serving.mcp import MCP_PATH
-from tests.mcp_client import mcp_session
+from tests.mcp_client import call, texts, tool_error, with_session
 from tests.platform.cases import ALICE, SECURED_POSTMORTEM, in_process
 from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 
@@ -27,7 +26,6 @@ pytestmark = pytest.mark.server
 SECRET = "mcp-server-test-secret-0123456789abcdef"
 ISSUER = TokenIssuer(SECRET)
 SEARCH = {"queryText": "token refresh postmortem", "tenantId": "acme", "topK": 3}
-T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +39,8 @@ def alice() -> str:
     return ISSUER.mint("alice", ["acme"], groups=["security"])
 
 
-def with_session(server: DevServer, token: str | None, use: Callable[[ClientSession], Awaitable[T]]) -> T:
-    async def main() -> T:
-        async with mcp_session(server.url + MCP_PATH, token) as session:
-            return await use(session)
-
-    return asyncio.run(main())
-
-
-def texts(result: CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, TextContent)]
-
-
 def test_lists_the_tools(server: DevServer) -> None:
-    listed = with_session(server, alice(), lambda session: session.list_tools())
+    listed = with_session(server.url, alice(), lambda session: session.list_tools())
     assert sorted(tool.name for tool in listed.tools) == ["brain_search", "get_node", "neighbours", "search_nodes"]
 
 
@@ -62,7 +48,7 @@ def test_brain_search_is_the_pack_of_the_in_process_graph(server: DevServer, hom
     async def twice(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
         return await session.call_tool("brain_search", SEARCH), await session.call_tool("brain_search", SEARCH)
 
-    first, second = with_session(server, alice(), twice)
+    first, second = with_session(server.url, alice(), twice)
     assert not first.is_error, texts(first)
     expected = in_process(
         home_graph,
@@ -77,12 +63,8 @@ def test_brain_search_is_the_pack_of_the_in_process_graph(server: DevServer, hom
 
 
 def test_another_tenant_is_a_forbidden_tool_error(server: DevServer) -> None:
-    result = with_session(
-        server, alice(), lambda session: session.call_tool("brain_search", {**SEARCH, "tenantId": "globex"})
-    )
-    assert result.is_error
-    [line] = texts(result)
-    assert line.startswith("FORBIDDEN: principal 'alice' may not read tenant 'globex'")
+    result = call(server.url, alice(), "brain_search", {**SEARCH, "tenantId": "globex"})
+    assert tool_error(result).startswith("FORBIDDEN: principal 'alice' may not read tenant 'globex'")
 
 
 def _initialize(server: DevServer, headers: dict[str, str]) -> httpx.Response:
