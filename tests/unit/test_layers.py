@@ -19,6 +19,7 @@ LAYERS = (
     "brain_graph.embedding",
     "brain_graph.auth",
     "brain_graph.pipeline",
+    "brain_graph.browse",
     "brain_graph.nodes",
     "brain_graph.indexing",
     "brain_graph.graphs",
