@@ -13,12 +13,15 @@ from mcp import ClientSession
 from mcp.types import CallToolResult
 
 from brain_graph.auth import Gate, JwtVerifier, TokenIssuer
+from brain_graph.auth.principals import as_principal
 from brain_graph.auth.rate_limit import RateLimiter, parse_rate_limit, rate_limit_storage
+from brain_graph.browse import service as browse
 from brain_graph.core.contracts import MAX_QUERY_CHARS, MAX_TOP_K
+from brain_graph.core.security import AccessScope
 from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.serving.mcp import MCP_PATH, BrainMCP, create_mcp_app
-from brain_graph.serving.mcp.results import BrainSearchToolOutput
+from brain_graph.serving.mcp.results import BrainSearchToolOutput, compact_json
 from tests.mcp_client import ASGI_BASE, bearer_headers, call, texts, tool_error, with_session
 from tests.platform.cases import ALICE, SECURED_POSTMORTEM, in_process
 
@@ -186,3 +189,96 @@ def test_a_principal_over_its_rate_limit_gets_429_with_retry_after(
     assert third.status_code == 429
     assert int(third.headers["Retry-After"]) > 0
     assert third.json()["error"]["code"] == "RATE_LIMITED"
+
+
+def browse_reference(services: SearchServices, principal: dict[str, Any]) -> AccessScope:
+    return browse.browse_scope(services, "acme", secured=True, principal=as_principal(principal))
+
+
+ALICE_PRINCIPAL = {**ALICE, "tenants": ["acme"]}
+HUB = "acme:work:AUTH-101"
+
+
+def test_search_nodes_returns_the_graph_apis_matches(app: BrainMCP, example_services: SearchServices) -> None:
+    result = call(app, alice(), "search_nodes", {"tenantId": "acme", "query": "token refresh", "limit": 5})
+    assert not result.is_error, texts(result)
+    scope = browse_reference(example_services, ALICE_PRINCIPAL)
+    expected = browse.node_search(example_services, scope, "token refresh", limit=5)
+    assert result.structured_content == expected
+    assert texts(result) == [compact_json(expected)]
+    assert 0 < len(expected["results"]) <= 5
+
+
+def test_get_node_returns_the_node_and_its_relationships(app: BrainMCP, example_services: SearchServices) -> None:
+    arguments = {"tenantId": "acme", "nodeId": HUB, "relationships": "all", "limit": 3}
+    result = call(app, alice(), "get_node", arguments)
+    assert not result.is_error, texts(result)
+    scope = browse_reference(example_services, ALICE_PRINCIPAL)
+    expected = browse.node_view(example_services, scope, HUB, relationships="all", limit=3)
+    assert result.structured_content == expected
+    assert texts(result) == [compact_json(expected)]
+    assert expected["node"]["id"] == HUB
+
+
+def test_a_secured_node_is_not_found_for_a_principal_it_does_not_list(app: BrainMCP) -> None:
+    arguments = {"tenantId": "acme", "nodeId": SECURED_POSTMORTEM}
+    assert not call(app, alice(), "get_node", arguments).is_error
+    assert tool_error(call(app, bob(), "get_node", arguments)).startswith("GRAPH_NODE_NOT_FOUND: ")
+    assert tool_error(call(app, alice(), "get_node", {**arguments, "secured": False})).startswith(
+        "GRAPH_NODE_NOT_FOUND: "
+    )
+
+
+def test_neighbours_pages_follow_the_cursor_without_repeats(app: BrainMCP) -> None:
+    arguments: dict[str, Any] = {"tenantId": "acme", "nodeId": HUB, "direction": "all"}
+
+    async def pages(session: ClientSession) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        whole = (await session.call_tool("neighbours", {**arguments, "limit": 100})).structured_content
+        assert isinstance(whole, dict)
+        paged: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            page = await session.call_tool(
+                "neighbours", {**arguments, "limit": 2, **({"cursor": cursor} if cursor else {})}
+            )
+            assert not page.is_error, texts(page)
+            content = page.structured_content
+            assert isinstance(content, dict)
+            paged.extend(content["neighbours"])
+            if not content["hasMore"]:
+                return paged, whole
+            cursor = content["cursor"]
+
+    paged, whole = with_session(app, alice(), pages)
+    assert not whole["hasMore"]
+    assert len(whole["neighbours"]) > 2  # more than one page
+    assert paged == whole["neighbours"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        (
+            "get_node",
+            {"tenantId": "globex", "nodeId": HUB},
+            "FORBIDDEN: principal 'alice' may not read tenant 'globex'",
+        ),
+        (
+            "neighbours",
+            {"tenantId": "acme", "nodeId": HUB, "cursor": "bm90LW91cnM"},
+            "INVALID_REQUEST: invalid request: cursor: ",
+        ),
+        ("neighbours", {"tenantId": "acme", "nodeId": HUB, "limit": 0}, "INVALID_REQUEST: invalid request: limit: "),
+        (
+            "get_node",
+            {"tenantId": "acme", "nodeId": HUB, "relationships": "up"},
+            "INVALID_REQUEST: invalid request: relationships: ",
+        ),
+        ("search_nodes", {"tenantId": "acme", "query": "   "}, "INVALID_REQUEST: invalid request: query: "),
+    ],
+    ids=["tenant", "cursor", "limit", "direction", "blank-query"],
+)
+def test_graph_tool_errors_are_one_line_naming_the_argument(
+    app: BrainMCP, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    assert tool_error(call(app, alice(), tool, arguments)).startswith(message)

@@ -7,8 +7,9 @@
 - ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
   answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
   answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not) and ``/graphql`` (the
-  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`) and
-  ``/brain/mcp`` (the MCP tools, behind the same check: :mod:`brain_graph.serving.mcp`).
+  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`), the
+  read-only graph API ``/graph/...`` (:mod:`brain_graph.serving.graph_api`) and ``/brain/mcp`` (the MCP
+  tools, behind the same check: :mod:`brain_graph.serving.mcp`).
 
 A profiles file (``BRAIN_GRAPH_PROFILES``) that cannot be used stops the server at import, with one
 line naming the key (:func:`~brain_graph.serving.startup.refuse_to_start`).
@@ -44,6 +45,7 @@ from brain_graph.pipeline.config import (
     load_settings,
 )
 from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.graph_api import graph_api_routes
 from brain_graph.serving.graphql.app import create_graphql_app
 from brain_graph.serving.mcp import MCP_PATH, create_mcp_app
 from brain_graph.serving.startup import refuse_to_start
@@ -157,6 +159,7 @@ app = Starlette(
         Route("/brain/health", health, methods=["GET"]),
         Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
         Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
+        *graph_api_routes(),
         Route(MCP_PATH, brain_mcp, methods=["GET", "POST", "DELETE"]),
     ],
     lifespan=brain_mcp.lifespan,

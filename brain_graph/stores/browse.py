@@ -1,21 +1,23 @@
-"""Store reads of the read-only graph API (browsing one node's relationships, finding nodes by title),
-outside searches. Every read takes an :class:`~brain_graph.core.security.AccessScope` and returns only
-what is visible in it: a node the scope cannot see is as missing, and so is a relationship whose other
-end it cannot see. Relationship types are always named by the caller from the expansion allowlist
-(:class:`~brain_graph.core.edges.EdgeRegistry`); no read lists edges of other types.
+"""Store reads of the read-only graph API: one node's relationships, a page at a time, outside
+searches. Built on the reads every backend has (:meth:`~brain_graph.stores.base.GraphStore.get_nodes`
+and :meth:`~brain_graph.stores.base.GraphStore.links`), so it enforces what they enforce: a node the
+scope cannot see is as missing, and so is a relationship whose other end it cannot see. Relationship
+types are always named by the caller from the expansion allowlist (:class:`~brain_graph.core.edges.EdgeRegistry`);
+no read lists edges of other types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 from brain_graph.core.security import AccessScope
-from brain_graph.stores.base import NodeRecord
+from brain_graph.stores.base import GraphStore, NodeRecord
 
 Direction = Literal["incoming", "outgoing", "all"]
 DIRECTIONS: tuple[Direction, ...] = ("outgoing", "incoming", "all")
+MAX_BROWSED_NEIGHBOURS = 10_000  # a node with more visible neighbours over the allowlist is refused
 
 
 @dataclass(frozen=True, order=True)
@@ -42,30 +44,60 @@ class Relationship:
         return RelationshipKey(self.edge_type, self.outgoing, self.neighbor.node_id)
 
 
-@runtime_checkable
-class GraphBrowser(Protocol):
-    """The graph API's reads; one round trip each."""
+@dataclass(frozen=True)
+class RelationshipPage:
+    """What :func:`relationship_page` read: the browsed node (None: not visible), the page, and
+    whether more relationships follow it. ``too_connected``: the node has more than
+    :data:`MAX_BROWSED_NEIGHBOURS` visible neighbours over the types, and none were listed."""
 
-    def relationships(
-        self,
-        node_id: str,
-        *,
-        scope: AccessScope,
-        direction: Direction,
-        edge_types: Sequence[str],
-        after: RelationshipKey | None,
-        limit: int,
-    ) -> list[Relationship]:
-        """The first ``limit`` relationships of ``edge_types`` in ``direction`` between the visible
-        node ``node_id`` and visible nodes other than itself, ordered by :class:`RelationshipKey`, those
-        after ``after`` only (all when None); empty when ``node_id`` is not visible. Reads no more edges
-        than the page needs (keyset pagination, not an offset)."""
-        ...
+    node: NodeRecord | None
+    relationships: list[Relationship]
+    has_more: bool
+    too_connected: bool = False
 
-    def title_matches(
-        self, prefix: str, *, scope: AccessScope, node_types: Sequence[str] | None, limit: int
-    ) -> list[NodeRecord]:
-        """The first ``limit`` visible nodes (of ``node_types``, all types when None) whose title, lower-cased
-        (:func:`brain_graph.core.text.title_key`), starts with ``prefix`` or has a word starting with it
-        (``prefix`` already lower-cased, not empty), ordered by lower-cased title then id; metadata only."""
-        ...
+
+def wanted(outgoing: bool, direction: Direction) -> bool:
+    """Whether a relationship of this direction is asked for."""
+    return direction == "all" or outgoing == (direction == "outgoing")
+
+
+def relationship_page(
+    graph: GraphStore,
+    node_id: str,
+    *,
+    scope: AccessScope,
+    direction: Direction,
+    edge_types: Sequence[str],
+    after: RelationshipKey | None,
+    limit: int,
+) -> RelationshipPage:
+    """The first ``limit`` relationships of ``edge_types`` in ``direction`` between the visible node
+    ``node_id`` and visible nodes other than itself, ordered by :class:`RelationshipKey`, those after
+    ``after`` only. Three round trips whatever the degree: the node, its links (counted no further
+    than :data:`MAX_BROWSED_NEIGHBOURS` + 1), the page's neighbours."""
+    found = graph.get_nodes([node_id], scope=scope)
+    node = next((record for record in found if record.node_id == node_id), None)
+    if node is None or not edge_types:
+        return RelationshipPage(node, [], False)
+    neighborhood = graph.links([node_id], scope=scope, edge_types=edge_types, max_degree=MAX_BROWSED_NEIGHBOURS)
+    if neighborhood.degrees.get(node_id, 0) > MAX_BROWSED_NEIGHBOURS:
+        return RelationshipPage(node, [], False, too_connected=True)
+    keys = sorted(
+        {
+            RelationshipKey(link.edge_type, link.outgoing, link.neighbor_id)
+            for link in neighborhood.links
+            if link.frontier_id == node_id and wanted(link.outgoing, direction)
+        }
+    )
+    if after is not None:
+        keys = [key for key in keys if key > after]
+    page = keys[:limit]
+    neighbours = {
+        record.node_id: record for record in graph.get_nodes(sorted({k.neighbor_id for k in page}), scope=scope)
+    }
+    relationships = [
+        Relationship(key.edge_type, key.outgoing, neighbours[key.neighbor_id])
+        for key in page
+        if key.neighbor_id in neighbours
+    ]
+    return RelationshipPage(node, relationships, len(keys) > limit)

@@ -19,10 +19,10 @@ LAYERS = (
     "brain_graph.embedding",
     "brain_graph.auth",
     "brain_graph.pipeline",
+    "brain_graph.browse",
     "brain_graph.nodes",
     "brain_graph.indexing",
     "brain_graph.graphs",
-    "brain_graph.browse",  # the graph API: reads of the stores outside searches
     "brain_graph.serving",
     "brain_graph.cli",
     "brain_graph",  # the package itself: the public API

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
+from brain_graph.browse.service import NodeNotFoundError, NodeTooConnectedError, SearchUnsupportedError
 from brain_graph.core.errors import (
     INTERNAL_MESSAGE,
     AuthorizationError,
@@ -24,12 +25,14 @@ from brain_graph.core.errors import (
 
 logger = logging.getLogger("brain_graph.mcp")
 
-CALLER_ERRORS: tuple[type[BaseException], ...] = (
+CALLER_ERRORS: tuple[type[BrainGraphError], ...] = (
     InvalidRequestError,
     AuthorizationError,
     RateLimitedError,
     CapacityError,
-    LookupError,  # a node the caller cannot see (the graph API's NodeNotFoundError)
+    NodeNotFoundError,
+    NodeTooConnectedError,
+    SearchUnsupportedError,
 )
 """Errors about the request, whose message the agent gets as it is."""
 
@@ -65,7 +68,7 @@ def error_message(error: BaseException, tool: str, renamed: Mapping[str, str] | 
     if isinstance(error, BackendUnavailableError):
         logger.warning("MCP tool %s: %s", tool, one_line_message(str(error), 500))
         return f"{error.code}: {error.backend} is unavailable; retry later (the server log has the details)"
-    if isinstance(error, BrainGraphError) and isinstance(error, CALLER_ERRORS):
+    if isinstance(error, CALLER_ERRORS):
         return f"{error.code}: {one_line_message(str(error))}"
     logger.error("MCP tool %s failed", tool, exc_info=error)
     return f"{InternalError.code}: {INTERNAL_MESSAGE}"

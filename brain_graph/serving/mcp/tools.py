@@ -23,6 +23,7 @@ from pydantic import Field, ValidationError
 from brain_graph.auth.credentials import READER
 from brain_graph.auth.gate import Admission
 from brain_graph.browse import service as browse
+from brain_graph.browse.cursor import MAX_CURSOR_CHARS
 from brain_graph.core.contracts import (
     MAX_AGE_DAYS,
     MAX_FILTER_VALUES,
@@ -39,18 +40,17 @@ from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext
 from brain_graph.serving.mcp.errors import error_message, validation_message
 from brain_graph.serving.mcp.results import BrainSearchToolOutput, json_result, search_result
+from brain_graph.stores.browse import MAX_BROWSED_NEIGHBOURS
 
 ADMISSION_KEY = "brain_graph.mcp.admission"  # where the HTTP layer leaves the request's Admission
 SERVER_NAME = "brain-graph"
 INSTRUCTIONS = (
     "Read-only access to a tenant's knowledge graph (work items, documents, code). Use brain_search to "
-    "answer a question: it returns a prompt pack whose sources are numbered [1], [2], ... ; cite them. Use "
-    "search_nodes to find a node by name, get_node to read one node and its relationships, and neighbours "
-    "to page through all of a node's relationships. Every tool needs the tenantId your token names."
+    "answer a question: it returns a prompt pack whose sources are numbered [1], [2], ...; cite them. Use "
+    "search_nodes to find a node by its words or key, get_node to read one node and its relationships, and "
+    "neighbours to page through all of a node's relationships. Every tool needs the tenantId your token names."
 )
 RENAMED = {"q": "query"}  # graph API parameters the tools call otherwise
-MAX_NODE_ID_CHARS = 1_000
-MAX_CURSOR_CHARS = 1_000
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 GraphProvider = Callable[[], Any]
@@ -74,7 +74,7 @@ NodeIdArgument = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=MAX_NODE_ID_CHARS,
+        max_length=browse.MAX_NODE_ID_CHARS,
         description="A node id as brain_search, search_nodes or another node's relationships give it.",
     ),
 ]
@@ -127,27 +127,31 @@ Use it first for any question about the tenant's work, documents or code. To loo
 names, use get_node; to find a node by name, search_nodes. Limits: queryText up to {MAX_QUERY_CHARS}
 characters, topK 1..{MAX_TOP_K}, expandDepth 0..3 by default (the deployment may allow up to 6)."""
 
-GET_NODE_DOC = f"""Read one node: its metadata (id, type, title, url, ...) and its relationships.
+GET_NODE_DOC = f"""Read one node: its metadata (id, type, title, url, project, timestamps) and its relationships.
 
-Returns JSON {{"node": {{...}}, "relationships": [{{"type", "direction": "OUT"|"IN", "target": {{...}}}}]}}
-with at most `limit` relationships per direction (1..{browse.MAX_LIMIT}, default {browse.NODE_LIMIT_DEFAULT}).
-Use it on an id from brain_search or search_nodes; to read every relationship of a busy node, use
-neighbours. A node you may not see is reported as not found (GRAPH_NODE_NOT_FOUND)."""
+Returns JSON {{"node": {{...}}, "relationships": [{{"type", "direction": "OUT"|"IN", "target": {{...}}}}],
+"hasMore"}}: the first `limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NODE_LIMIT_DEFAULT}) of
+each direction asked for; hasMore is true when there are more (read them with neighbours). Use it on an
+id from brain_search or search_nodes. A node you may not see is reported as not found
+(GRAPH_NODE_NOT_FOUND), whether it is missing, another tenant's or secured from you."""
 
 NEIGHBOURS_DOC = f"""Page through a node's relationships (the nodes linked to it and how).
 
-Returns JSON {{"nodeId", "neighbours": [{{"type", "direction", "node": {{...}}}}], "hasMore", "cursor"}}:
-`limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NEIGHBOUR_LIMIT_DEFAULT}) in a stable order.
-When hasMore is true, call again with the same arguments and the returned `cursor` for the next page;
-no relationship appears on two pages. Pass the cursor back unchanged (it is opaque)."""
+Returns JSON {{"nodeId", "neighbours": [{{"type", "direction": "OUT"|"IN", "node": {{...}}}}], "hasMore",
+"cursor"}}: `limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NEIGHBOUR_LIMIT_DEFAULT}) in a
+stable order (type, direction, node id). When hasMore is true, call again with the same tenantId, nodeId
+and direction and the returned `cursor` (opaque: pass it back unchanged) for the next page; no
+relationship appears on two pages. A node with more than {MAX_BROWSED_NEIGHBOURS} neighbours is refused
+(GRAPH_NODE_TOO_CONNECTED)."""
 
-SEARCH_NODES_DOC = f"""Find nodes by title: nodes whose title starts with the query or has a word starting
-with it come first, then nodes whose text matches the query's words (where the backend has a
-lexical index).
+SEARCH_NODES_DOC = f"""Find nodes by words: the nodes whose id or text holds words of the query, best
+BM25 score first (whole words: "tok" does not find "token").
 
-Returns JSON {{"results": [{{"id", "type", "title", "score", "snippet"}}]}}, at most `limit` results
-(1..{browse.MAX_LIMIT}, default {browse.SEARCH_LIMIT_DEFAULT}). Use it to turn a name ("AUTH-101", "token
-refresh") into node ids for get_node or neighbours; to answer a question, use brain_search."""
+Returns JSON {{"results": [{{"id", "type", "title", "url", "score"}}]}}, at most `limit` results
+(1..{browse.MAX_LIMIT}, default {browse.SEARCH_LIMIT_DEFAULT}). Use it to turn a name or key ("AUTH-101",
+"token refresh") into node ids for get_node or neighbours; to answer a question, use brain_search (it
+ranks by meaning and follows the graph). Needs a backend with a lexical index
+(GRAPH_SEARCH_UNSUPPORTED otherwise)."""
 
 
 def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainMCPServer:
@@ -262,7 +266,8 @@ def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainM
     async def search_nodes(
         tenantId: TenantId,  # noqa: N803
         query: Annotated[
-            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="A title, its start, or some words.")
+            str,
+            Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Words or a key to look for (whole words)."),
         ],
         context: Context[Any, Any],
         secured: Secured = True,
