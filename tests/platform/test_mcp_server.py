@@ -94,3 +94,17 @@ def test_the_servers_generic_mcp_endpoint_is_off(server: DevServer) -> None:
         timeout=60,
     )
     assert response.status_code == 404
+
+
+def test_an_agent_finds_a_node_then_reads_it(server: DevServer) -> None:
+    async def find_then_read(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        found = await session.call_tool("search_nodes", {"tenantId": "acme", "query": "token refresh", "limit": 3})
+        assert isinstance(found.structured_content, dict), texts(found)
+        first = found.structured_content["results"][0]["id"]
+        return found, await session.call_tool("get_node", {"tenantId": "acme", "nodeId": first, "limit": 5})
+
+    found, node = with_session(server.url, alice(), find_then_read)
+    assert not node.is_error, texts(node)
+    assert isinstance(found.structured_content, dict)
+    assert isinstance(node.structured_content, dict)
+    assert node.structured_content["node"]["id"] == found.structured_content["results"][0]["id"]
