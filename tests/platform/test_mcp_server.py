@@ -5,6 +5,9 @@ tenant rule and the gate hold, and the server's generic ``/mcp`` is off."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,3 +111,11 @@ def test_an_agent_finds_a_node_then_reads_it(server: DevServer) -> None:
     assert isinstance(found.structured_content, dict)
     assert isinstance(node.structured_content, dict)
     assert node.structured_content["node"]["id"] == found.structured_content["results"][0]["id"]
+
+
+def test_the_example_agent_runs_against_the_server(server: DevServer) -> None:
+    command = [sys.executable, str(REPO_ROOT / "examples" / "mcp_agent.py"), "--url", server.url, SEARCH["queryText"]]
+    env = {**os.environ, "BRAIN_GRAPH_TOKEN": alice()}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"ai: The best source is [1] Postmortem: OAuth token refresh outage ({SECURED_POSTMORTEM})" in done.stdout
