@@ -5,6 +5,7 @@ gate (401 / 429 before any tool runs), the tenant and scope rules, one-line tool
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx2
@@ -282,3 +283,12 @@ def test_graph_tool_errors_are_one_line_naming_the_argument(
     app: BrainMCP, tool: str, arguments: dict[str, Any], message: str
 ) -> None:
     assert tool_error(call(app, alice(), tool, arguments)).startswith(message)
+
+
+def test_building_the_endpoint_leaves_the_hosts_logging_alone(
+    example_graph: BrainSearchGraph, example_services: SearchServices
+) -> None:
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    endpoint(example_graph, example_services)
+    assert (list(root.handlers), root.level) == before

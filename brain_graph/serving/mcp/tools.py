@@ -10,6 +10,7 @@ request (put there by :class:`~brain_graph.serving.mcp.app.BrainMCP`); without t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -17,7 +18,7 @@ from typing import Annotated, Any, Literal
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from brain_graph.auth.credentials import READER
@@ -35,7 +36,7 @@ from brain_graph.core.contracts import (
     RetrievalMode,
 )
 from brain_graph.core.errors import AuthenticationError
-from brain_graph.core.security import Principal
+from brain_graph.core.security import AccessScope, Principal
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext
 from brain_graph.serving.mcp.errors import error_message, validation_message
@@ -55,6 +56,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 
 GraphProvider = Callable[[], Any]
 ServicesProvider = Callable[[], SearchServices]
+BrowseRead = Callable[[SearchServices, AccessScope], dict[str, Any]]  # a graph API operation, its arguments bound
 
 TenantId = Annotated[
     str,
@@ -86,7 +88,9 @@ class BrainMCPServer(MCPServer[Any]):
     (:func:`~brain_graph.serving.mcp.errors.error_message`), never pydantic's multi-line report nor a
     traceback."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as failure:
@@ -96,6 +100,18 @@ class BrainMCPServer(MCPServer[Any]):
             if isinstance(cause, ValidationError) and not isinstance(failure, UnexpectedToolError):
                 raise ToolError(validation_message(cause)) from None
             raise ToolError(error_message(cause, name, RENAMED)) from None
+
+
+def _quietly(build: Callable[[], BrainMCPServer]) -> BrainMCPServer:
+    """``build()`` with the root logger left as it was: an MCPServer configures it when it is built
+    (``logging.basicConfig`` with a Rich handler at INFO), and logging belongs to the host process."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        return build()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def caller(context: Context[Any, Any]) -> Principal | None:
@@ -158,7 +174,7 @@ def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainM
     """The MCP server of the four tools: ``brain_search`` runs ``graph()`` (the compiled brain_search
     graph), the graph API tools read ``services()`` (:mod:`brain_graph.browse.service`, in a worker
     thread)."""
-    server = BrainMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, subscriptions=False)
+    server = _quietly(lambda: BrainMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, subscriptions=False))
 
     @server.tool(
         name="brain_search", title="Search the knowledge graph", description=BRAIN_SEARCH_DOC, annotations=READ_ONLY
@@ -213,7 +229,7 @@ def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainM
         output: dict[str, Any] = await graph().ainvoke(request, context=BrainSearchContext(principal=principal))
         return search_result(output)
 
-    async def browsing(context: Context[Any, Any], tenant_id: str, secured: bool, read: Any) -> CallToolResult:
+    async def browsing(context: Context[Any, Any], tenant_id: str, secured: bool, read: BrowseRead) -> CallToolResult:
         principal = caller(context)
 
         def run() -> dict[str, Any]:
@@ -237,7 +253,7 @@ def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainM
             browse.NODE_LIMIT_DEFAULT
         ),
     ) -> CallToolResult:
-        read = partial(_node_view, node_id=nodeId, relationships=relationships, limit=limit)
+        read = partial(browse.node_view, node_id=nodeId, relationships=relationships, limit=limit)
         return await browsing(context, tenantId, secured, read)
 
     @server.tool(
@@ -259,7 +275,7 @@ def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainM
             Field(min_length=1, max_length=MAX_CURSOR_CHARS, description="The previous page's cursor; none: page 1."),
         ] = None,
     ) -> CallToolResult:
-        read = partial(_neighbour_page, node_id=nodeId, direction=direction, limit=limit, cursor=cursor)
+        read = partial(browse.neighbour_page, node_id=nodeId, direction=direction, limit=limit, cursor=cursor)
         return await browsing(context, tenantId, secured, read)
 
     @server.tool(name="search_nodes", title="Find nodes by name", description=SEARCH_NODES_DOC, annotations=READ_ONLY)
@@ -275,21 +291,7 @@ def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainM
             browse.SEARCH_LIMIT_DEFAULT
         ),
     ) -> CallToolResult:
-        read = partial(_node_search, text=query, limit=limit)
+        read = partial(browse.node_search, text=query, limit=limit)
         return await browsing(context, tenantId, secured, read)
 
     return server
-
-
-def _node_view(services: SearchServices, scope: Any, *, node_id: str, relationships: Any, limit: int) -> Any:
-    return browse.node_view(services, scope, node_id, relationships=relationships, limit=limit)
-
-
-def _neighbour_page(
-    services: SearchServices, scope: Any, *, node_id: str, direction: Any, limit: int, cursor: str | None
-) -> Any:
-    return browse.neighbour_page(services, scope, node_id, direction=direction, limit=limit, cursor=cursor)
-
-
-def _node_search(services: SearchServices, scope: Any, *, text: str, limit: int) -> Any:
-    return browse.node_search(services, scope, text, limit=limit)
