@@ -26,7 +26,8 @@ from brain_graph.auth.gate import Gate, default_gate
 from brain_graph.core.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
 from brain_graph.graphs.search import build_graph
 from brain_graph.pipeline.config import default_services
-from brain_graph.serving.mcp.tools import ADMISSION_KEY, GraphProvider, ServicesProvider, build_mcp_server
+from brain_graph.serving.mcp.caller import ADMISSION_KEY
+from brain_graph.serving.mcp.tools import GraphProvider, ServicesProvider, build_mcp_server
 
 logger = logging.getLogger("brain_graph.mcp")
 MCP_PATH = "/brain/mcp"

@@ -1,13 +1,17 @@
 """What a failed tool call tells the agent: one line, ``<CODE>: <message>``, naming the argument when an
-argument is at fault, never a traceback. Errors of the caller's request keep their message; a backend
-outage names the backend only (hosts and paths stay in the server log); anything else is
-:data:`~brain_graph.core.errors.INTERNAL_MESSAGE`, logged with its traceback."""
+argument is at fault, never a traceback (:class:`BrainMCPServer`). Errors of the caller's request keep
+their message; a backend outage names the backend only (hosts and paths stay in the server log);
+anything else is :data:`~brain_graph.core.errors.INTERNAL_MESSAGE`, logged with its traceback."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Any
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from brain_graph.browse.service import NodeNotFoundError, NodeTooConnectedError, SearchUnsupportedError
@@ -36,6 +40,7 @@ CALLER_ERRORS: tuple[type[BrainGraphError], ...] = (
 )
 """Errors about the request, whose message the agent gets as it is."""
 
+RENAMED = {"q": "query"}  # graph API parameters the tools call otherwise
 REQUEST_PREFIXES = ("filter.", "options.")  # a search request's fields are the brain_search tool's arguments
 
 
@@ -72,3 +77,21 @@ def error_message(error: BaseException, tool: str, renamed: Mapping[str, str] | 
         return f"{error.code}: {one_line_message(str(error))}"
     logger.error("MCP tool %s failed", tool, exc_info=error)
     return f"{InternalError.code}: {INTERNAL_MESSAGE}"
+
+
+class BrainMCPServer(MCPServer[Any]):
+    """An :class:`MCPServer` whose failed tool calls are one line naming the argument or the refusal
+    (:func:`error_message`, :func:`validation_message`), never pydantic's multi-line report nor a traceback."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as failure:
+            cause = failure.__cause__
+            if cause is None:
+                raise  # an unknown tool: the SDK's message names it
+            if isinstance(cause, ValidationError) and not isinstance(failure, UnexpectedToolError):
+                raise ToolError(validation_message(cause)) from None
+            raise ToolError(error_message(cause, name, RENAMED)) from None

@@ -1,10 +1,10 @@
 """The MCP tools of brain-graph, for an agent: ``brain_search`` (the prompt pack of a question),
-``search_nodes`` (find a node by its title or words), ``get_node`` (one node and its relationships) and
+``search_nodes`` (find nodes by their words), ``get_node`` (one node and its relationships) and
 ``neighbours`` (a node's relationships, page by page). All read-only, all for one ``tenantId`` the
 caller's token names, secured items only for a principal their ACL lists.
 
-:func:`build_mcp_server` registers them on an :class:`~mcp.server.mcpserver.MCPServer` whose failed calls
-are one-line tool errors (:mod:`.errors`). Each call reads the caller's credentials from the HTTP
+:func:`build_mcp_server` registers them on a :class:`~brain_graph.serving.mcp.errors.BrainMCPServer`,
+whose failed calls are one-line tool errors. Each call reads the caller's credentials from the HTTP
 request (put there by :class:`~brain_graph.serving.mcp.app.BrainMCP`); without them it is refused.
 """
 
@@ -16,13 +16,10 @@ from functools import partial
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-from pydantic import Field, ValidationError
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
 
-from brain_graph.auth.credentials import READER
-from brain_graph.auth.gate import Admission
 from brain_graph.browse import service as browse
 from brain_graph.browse.cursor import MAX_CURSOR_CHARS
 from brain_graph.core.contracts import (
@@ -35,15 +32,14 @@ from brain_graph.core.contracts import (
     MAX_TOP_K,
     RetrievalMode,
 )
-from brain_graph.core.errors import AuthenticationError
-from brain_graph.core.security import AccessScope, Principal
+from brain_graph.core.security import AccessScope
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext
-from brain_graph.serving.mcp.errors import error_message, validation_message
+from brain_graph.serving.mcp.caller import caller
+from brain_graph.serving.mcp.errors import BrainMCPServer
 from brain_graph.serving.mcp.results import BrainSearchToolOutput, json_result, search_result
 from brain_graph.stores.browse import MAX_BROWSED_NEIGHBOURS
 
-ADMISSION_KEY = "brain_graph.mcp.admission"  # where the HTTP layer leaves the request's Admission
 SERVER_NAME = "brain-graph"
 INSTRUCTIONS = (
     "Read-only access to a tenant's knowledge graph (work items, documents, code). Use brain_search to "
@@ -51,7 +47,6 @@ INSTRUCTIONS = (
     "search_nodes to find a node by its words or key, get_node to read one node and its relationships, and "
     "neighbours to page through all of a node's relationships. Every tool needs the tenantId your token names."
 )
-RENAMED = {"q": "query"}  # graph API parameters the tools call otherwise
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 GraphProvider = Callable[[], Any]
@@ -83,25 +78,6 @@ NodeIdArgument = Annotated[
 FilterValues = Annotated[list[str] | None, Field(min_length=1, max_length=MAX_FILTER_VALUES)]
 
 
-class BrainMCPServer(MCPServer[Any]):
-    """An :class:`MCPServer` whose failed tool calls are one line naming the argument or the refusal
-    (:func:`~brain_graph.serving.mcp.errors.error_message`), never pydantic's multi-line report nor a
-    traceback."""
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as failure:
-            cause = failure.__cause__
-            if cause is None:
-                raise  # an unknown tool: the SDK's message names it
-            if isinstance(cause, ValidationError) and not isinstance(failure, UnexpectedToolError):
-                raise ToolError(validation_message(cause)) from None
-            raise ToolError(error_message(cause, name, RENAMED)) from None
-
-
 def _quietly(build: Callable[[], BrainMCPServer]) -> BrainMCPServer:
     """``build()`` with the root logger left as it was: an MCPServer configures it when it is built
     (``logging.basicConfig`` with a Rich handler at INFO), and logging belongs to the host process."""
@@ -112,20 +88,6 @@ def _quietly(build: Callable[[], BrainMCPServer]) -> BrainMCPServer:
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
-
-
-def caller(context: Context[Any, Any]) -> Principal | None:
-    """The principal of the HTTP request behind a tool call, which must carry the reader scope; None
-    in insecure mode without a token. :class:`AuthenticationError` when the request did not pass the
-    gate (fail closed), :class:`~brain_graph.core.errors.ForbiddenError` without the reader scope."""
-    request = context.request_context.request
-    admission = request.scope.get(ADMISSION_KEY) if request is not None else None
-    if not isinstance(admission, Admission):
-        raise AuthenticationError("missing bearer token: send 'Authorization: Bearer <token>'")
-    if admission.credentials is None:
-        return None
-    admission.credentials.require(READER, "the brain-graph MCP tools")
-    return admission.credentials.principal
 
 
 def _present(fields: dict[str, Any]) -> dict[str, Any]:
