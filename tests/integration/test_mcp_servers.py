@@ -4,6 +4,7 @@ the token's principal, and a tenant the token does not name is refused."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -55,3 +56,22 @@ def test_another_tenant_is_refused_before_any_read(loaded: Loaded) -> None:
     token = ISSUER.mint("alice", [tenant])
     line = tool_error(call(endpoint(loaded.server), token, "brain_search", {"queryText": "x", "tenantId": other}))
     assert line.startswith(f"FORBIDDEN: principal 'alice' may not read tenant '{other}'")
+
+
+def test_the_graph_tools_answer_as_over_the_embedded_store(loaded: Loaded) -> None:
+    tenant = loaded.tenants[0]
+    token = ISSUER.mint("alice", [tenant])
+    degree = Counter(e.from_node_id for e in loaded.dataset.edges if e.tenant_id == tenant)
+    hub = min(degree, key=lambda node_id: (-degree[node_id], node_id))
+    servers, embedded = endpoint(loaded.server), endpoint(loaded.embedded)
+    calls = [  # each with what its answer lists, which must not be empty
+        ("get_node", "relationships", {"tenantId": tenant, "nodeId": hub, "relationships": "all", "secured": False}),
+        ("neighbours", "neighbours", {"tenantId": tenant, "nodeId": hub, "limit": 3, "secured": False}),
+        ("search_nodes", "results", {"tenantId": tenant, "query": "token refresh", "secured": False}),
+    ]
+    for tool, listed, arguments in calls:
+        over_servers = call(servers, token, tool, arguments)
+        assert not over_servers.is_error, texts(over_servers)
+        assert isinstance(over_servers.structured_content, dict)
+        assert over_servers.structured_content[listed], tool
+        assert texts(over_servers) == texts(call(embedded, token, tool, arguments)), tool
