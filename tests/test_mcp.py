@@ -18,6 +18,7 @@ from brain_graph.auth.principals import as_principal
 from brain_graph.auth.rate_limit import RateLimiter, parse_rate_limit, rate_limit_storage
 from brain_graph.browse import service as browse
 from brain_graph.core.contracts import MAX_QUERY_CHARS, MAX_TOP_K
+from brain_graph.core.errors import INTERNAL_MESSAGE, ConfigurationError
 from brain_graph.core.security import AccessScope
 from brain_graph.graphs.search import BrainSearchGraph
 from brain_graph.pipeline.services import SearchServices
@@ -292,3 +293,19 @@ def test_building_the_endpoint_leaves_the_hosts_logging_alone(
     before = (list(root.handlers), root.level)
     endpoint(example_graph, example_services)
     assert (list(root.handlers), root.level) == before
+
+
+def test_a_misconfigured_gate_is_a_generic_500_with_the_detail_in_the_log(
+    example_graph: BrainSearchGraph, example_services: SearchServices, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret_path = "/etc/brain-graph/keys/public.pem"
+
+    def broken_gate() -> Gate:
+        raise ConfigurationError(f"BRAIN_GRAPH_AUTH_PUBLIC_KEY_FILE: cannot read {secret_path}")
+
+    app = create_mcp_app(lambda: example_graph, lambda: example_services, broken_gate)
+    with caplog.at_level(logging.ERROR, logger="brain_graph.mcp"):
+        [response] = post(app, alice())
+    assert response.status_code == 500
+    assert response.json()["error"] == {"code": "INTERNAL_SERVER_ERROR", "message": INTERNAL_MESSAGE}
+    assert any(secret_path in record.getMessage() for record in caplog.records)

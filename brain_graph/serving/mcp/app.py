@@ -57,8 +57,10 @@ class BrainMCP:
     @asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """Runs a new MCP session manager (one cannot be restarted) while the app serves."""
-        # No DNS-rebinding (Host/Origin) check: every request needs a bearer token a browser page
-        # cannot attach, and a deployment's host names are not known here.
+        # Building the SDK's Starlette app is how the server gets a new session manager (the app itself
+        # is not served: requests come in through __call__). No DNS-rebinding (Host/Origin) check:
+        # every request needs a bearer token a browser page cannot attach, and a deployment's host
+        # names are not known here.
         self.server.streamable_http_app(
             stateless_http=True,
             json_response=True,
@@ -109,7 +111,7 @@ def create_mcp_app(
     services: ServicesProvider = default_services,
     gate: GateProvider = default_gate,
 ) -> BrainMCP:
-    """An MCP endpoint over ``graph`` (a provider of the compiled brain_search graph; default: a new
-    one over the environment's services), ``services`` (default: the environment's) and ``gate``
+    """An MCP endpoint over ``graph`` (a provider of the compiled brain_search graph; default: one over
+    the environment's services, compiled once per process), ``services`` (default: the environment's) and ``gate``
     (default: the process's, from the environment)."""
     return BrainMCP(graph, services, gate)
