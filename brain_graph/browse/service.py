@@ -98,8 +98,8 @@ def check_node_id(node_id: str) -> str:
 
 
 def node_json(node: NodeRecord) -> dict[str, Any]:
-    """A node as the graph API shows it: what a search's citations show of it, plus its namespace,
-    tags, update time and properties (never its ACL)."""
+    """A node as the graph API shows it: what a search's citations show of it, plus its tags, update
+    time and properties (never its ACL)."""
     return {
         "id": node.node_id,
         "type": node.node_type,
@@ -107,7 +107,6 @@ def node_json(node: NodeRecord) -> dict[str, Any]:
         "title": node.title,
         "url": node.url,
         "projectKey": node.project_key,
-        "namespace": node.namespace,
         "tags": list(node.tags),
         "updatedAt": format_timestamp(node.updated_at) if node.updated_at is not None else None,
         "secured": node.secured,

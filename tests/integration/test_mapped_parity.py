@@ -26,8 +26,16 @@ import pytest
 
 from brain_graph import BrainSearchContext, SearchServices, build_graph, example_dataset_path, read_dataset
 from brain_graph.auth.principals import as_principal
+from brain_graph.browse.service import (
+    NodeNotFoundError,
+    SearchUnsupportedError,
+    browse_scope,
+    neighbour_page,
+    node_search,
+    node_view,
+)
 from brain_graph.core.errors import BackendUnavailableError, ConfigurationError
-from brain_graph.core.security import AccessScope
+from brain_graph.core.security import AccessScope, Principal
 from brain_graph.indexing.dataset import embed_nodes
 from brain_graph.pipeline.state import BrainSearchInput
 from brain_graph.stores.base import ChangeSet
@@ -363,3 +371,46 @@ def test_the_graph_stores_links_are_the_embedded_stores(
         got = mapped.backend.graph_store.links(ids, scope=scope, edge_types=types, max_degree=max_degree)
         assert got == expected
         assert got.links or scope.tenant_id == "globex"
+
+
+def without_facets(value: Any) -> Any:
+    """``value`` without the nodes' tags and update times, which this foreign graph does not keep."""
+    if isinstance(value, dict):
+        return {key: without_facets(item) for key, item in value.items() if key not in ("tags", "updatedAt")}
+    if isinstance(value, list | tuple):
+        return [without_facets(item) for item in value]
+    return value
+
+
+def test_the_graph_api_answers_as_on_the_embedded_store_and_writes_nothing(
+    foreign: tuple[SearchServices, SearchServices, neo4j.Driver],
+) -> None:
+    """Every node's view and every page of its neighbours, through the mapping, for a public and a
+    secured caller; node search is refused (no lexical documents); the database is unchanged."""
+    embedded, mapped, driver = foreign
+    before = database_state(driver)
+    dataset = read_dataset(example_dataset_path())
+    for principal in (None, Principal("alice", ("security", "payments-leads"))):
+        for tenant in sorted({node.tenant_id for node in dataset.nodes}):
+            scopes = [
+                browse_scope(s, tenant, secured=principal is not None, principal=principal) for s in (embedded, mapped)
+            ]
+            for node_id in sorted(node.id for node in dataset.nodes if node.tenant_id == tenant):
+                answers = []
+                for services, scope in zip((embedded, mapped), scopes, strict=True):
+                    try:
+                        pages, cursor = [], None
+                        while True:
+                            page = neighbour_page(services, scope, node_id, limit=5, cursor=cursor)
+                            pages.append(page)
+                            if (cursor := page.get("cursor")) is None:
+                                break
+                        answers.append(
+                            without_facets((node_view(services, scope, node_id, relationships="all"), pages))
+                        )
+                    except NodeNotFoundError as error:
+                        answers.append(("not found", str(error)))
+                assert answers[0] == answers[1], node_id
+    with pytest.raises(SearchUnsupportedError, match="no lexical index"):
+        node_search(mapped, browse_scope(mapped, "acme", secured=False, principal=None), "duplicate charges")
+    assert database_state(driver) == before
