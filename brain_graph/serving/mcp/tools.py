@@ -102,34 +102,35 @@ passages; then one line of JSON with the citations (the sources, [1] first) and 
 of a source when you use it. The same call always returns the same text.
 
 Use it first for any question about the tenant's work, documents or code. To look at one node the pack
-names, use get_node; to find a node by name, search_nodes. Limits: queryText up to {MAX_QUERY_CHARS}
-characters, topK 1..{MAX_TOP_K}, expandDepth 0..3 by default (the deployment may allow up to 6)."""
+names, use get_node; to find a node by its words or key, search_nodes. Limits: queryText up to
+{MAX_QUERY_CHARS} characters, topK 1..{MAX_TOP_K}, expandDepth 0..3 (a deployment may allow up to 6)."""
 
-GET_NODE_DOC = f"""Read one node: its metadata (id, type, title, url, project, timestamps) and its relationships.
+GET_NODE_DOC = f"""Read one node and its relationships.
 
-Returns JSON {{"node": {{...}}, "relationships": [{{"type", "direction": "OUT"|"IN", "target": {{...}}}}],
-"hasMore"}}: the first `limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NODE_LIMIT_DEFAULT}) of
-each direction asked for; hasMore is true when there are more (read them with neighbours). Use it on an
-id from brain_search or search_nodes. A node you may not see is reported as not found
-(GRAPH_NODE_NOT_FOUND), whether it is missing, another tenant's or secured from you."""
+Returns JSON {{"node": {{id, type, title, url, projectKey, tags, updatedAt, secured, properties}},
+"relationships": [{{"type", "direction": "OUT"|"IN", "target": {{...}}}}], "hasMore"}}: the first `limit`
+relationships (1..{browse.MAX_LIMIT}, default {browse.NODE_LIMIT_DEFAULT}) of each direction asked for;
+hasMore is true when there are more (read them all with neighbours). The node's text is not included
+(brain_search's passages quote it). Use it on an id from brain_search or search_nodes. A node you may
+not see is reported as not found (GRAPH_NODE_NOT_FOUND): missing, another tenant's or secured from you."""
 
-NEIGHBOURS_DOC = f"""Page through a node's relationships (the nodes linked to it and how).
+NEIGHBOURS_DOC = f"""Page through a node's relationships: the nodes linked to it, and how.
 
 Returns JSON {{"nodeId", "neighbours": [{{"type", "direction": "OUT"|"IN", "node": {{...}}}}], "hasMore",
-"cursor"}}: `limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NEIGHBOUR_LIMIT_DEFAULT}) in a
-stable order (type, direction, node id). When hasMore is true, call again with the same tenantId, nodeId
-and direction and the returned `cursor` (opaque: pass it back unchanged) for the next page; no
-relationship appears on two pages. A node with more than {MAX_BROWSED_NEIGHBOURS} neighbours is refused
+"cursor"}}: `limit` relationships (1..{browse.MAX_LIMIT}, default {browse.NEIGHBOUR_LIMIT_DEFAULT}) in a stable
+order (type, direction, node id). When hasMore is true, call again with the same tenantId, nodeId and
+direction and the returned `cursor` (opaque: pass it back unchanged) for the next page; no relationship
+appears on two pages. A node with more than {MAX_BROWSED_NEIGHBOURS} neighbours is refused
 (GRAPH_NODE_TOO_CONNECTED)."""
 
-SEARCH_NODES_DOC = f"""Find nodes by words: the nodes whose id or text holds words of the query, best
-BM25 score first (whole words: "tok" does not find "token").
+SEARCH_NODES_DOC = f"""Find nodes by words: the nodes whose id or text holds words of the query, best BM25
+score first (whole words: "tok" does not find "token").
 
 Returns JSON {{"results": [{{"id", "type", "title", "url", "score"}}]}}, at most `limit` results
 (1..{browse.MAX_LIMIT}, default {browse.SEARCH_LIMIT_DEFAULT}). Use it to turn a name or key ("AUTH-101",
 "token refresh") into node ids for get_node or neighbours; to answer a question, use brain_search (it
-ranks by meaning and follows the graph). Needs a backend with a lexical index
-(GRAPH_SEARCH_UNSUPPORTED otherwise)."""
+ranks by meaning and follows the graph). Needs a backend with a lexical index (else
+GRAPH_SEARCH_UNSUPPORTED)."""
 
 
 def build_mcp_server(graph: GraphProvider, services: ServicesProvider) -> BrainMCPServer:
