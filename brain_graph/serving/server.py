@@ -7,9 +7,10 @@
 - ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
   answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
   answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not), ``GET /brain/metrics``
-  (Prometheus, :mod:`brain_graph.observability`) and ``/graphql`` (the
-  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`) and
-  the read-only graph API ``/graph/...`` (:mod:`brain_graph.serving.graph_api`).
+  (Prometheus, :mod:`brain_graph.observability`), ``/graphql`` (the ``brainSearch`` query, with its own
+  bearer-token check: :mod:`brain_graph.serving.graphql.app`), the read-only graph API ``/graph/...``
+  (:mod:`brain_graph.serving.graph_api`) and ``/brain/mcp`` (the MCP tools, behind the same check:
+  :mod:`brain_graph.serving.mcp`).
 
 Every response carries ``X-Request-ID`` (the caller's, when safe, else a new one), also on every log
 record of the request; requests to the routes above are counted and timed by route.
@@ -55,6 +56,7 @@ from brain_graph.pipeline.config import (
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.serving.graph_api import graph_api_routes
 from brain_graph.serving.graphql.app import create_graphql_app
+from brain_graph.serving.mcp import MCP_PATH, create_mcp_app
 from brain_graph.serving.startup import refuse_to_start
 from brain_graph.stores.readiness import ServiceStatus, check_backend
 
@@ -176,14 +178,17 @@ def metrics(request: Request) -> Response:
     return Response(body, headers={"Content-Type": content_type, "Cache-Control": "no-store"})
 
 
+brain_mcp = create_mcp_app(make_graph)
 ROUTES = [
     Route("/brain/health", health, methods=["GET"]),
     Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
     Route("/brain/metrics", metrics, methods=["GET"]),
     Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
     *graph_api_routes(),
+    Route(MCP_PATH, brain_mcp, methods=["GET", "POST", "DELETE"]),
 ]
 app = Starlette(
     routes=ROUTES,
     middleware=[Middleware(RequestContextMiddleware, routes=route_templates(ROUTES))],
+    lifespan=brain_mcp.lifespan,
 )
