@@ -5,9 +5,10 @@
   without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
   :mod:`brain_graph.pipeline.config`) the first time a node runs, in a worker thread, never on the event loop.
 - ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
-  answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
-  answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not) and ``/graphql`` (the
-  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`).
+  answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend,
+  and each provider embedder, answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do
+  not) and ``/graphql`` (the ``brainSearch`` query, with its own bearer-token check:
+  :mod:`brain_graph.serving.graphql.app`).
 
 A profiles file (``BRAIN_GRAPH_PROFILES``) that cannot be used stops the server at import, with one
 line naming the key (:func:`~brain_graph.serving.startup.refuse_to_start`).
@@ -34,6 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from brain_graph.core.errors import BrainGraphError
+from brain_graph.embedding.hosted import embedder_checks
 from brain_graph.graphs.index import build_index_graph
 from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
 from brain_graph.pipeline.config import (
@@ -45,7 +47,7 @@ from brain_graph.pipeline.config import (
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.serving.graphql.app import create_graphql_app
 from brain_graph.serving.startup import refuse_to_start
-from brain_graph.stores.readiness import ServiceStatus, check_backend
+from brain_graph.stores.readiness import ServiceStatus, backend_checks, check_services
 
 __all__ = ["READY_TIMEOUT_S", "app", "make_graph", "make_index_graph", "readiness_endpoint"]
 
@@ -111,13 +113,16 @@ def health(request: Request) -> JSONResponse:
 
 
 def backend_statuses(services: Callable[[], SearchServices], timeout_s: float) -> list[ServiceStatus]:
-    """Each service of the backend of ``services()`` (:func:`~brain_graph.stores.readiness.check_backend`);
-    services that cannot be built (their configuration) are one service ``configuration`` not ready."""
+    """Each service of the backend of ``services()`` and each provider embedder its profiles use
+    (:func:`~brain_graph.embedding.hosted.embedder_checks`), all checked at once
+    (:func:`~brain_graph.stores.readiness.check_services`); services that cannot be built (their
+    configuration) are one service ``configuration`` not ready."""
     try:
-        backend = services().backend
+        built = services()
     except BrainGraphError as error:
         return [ServiceStatus("configuration", str(error))]
-    return check_backend(backend, timeout_s)
+    checks = {**backend_checks(built.backend), **embedder_checks(built.profiles.embedders.values())}
+    return check_services(checks, timeout_s)
 
 
 def readiness_body(statuses: list[ServiceStatus]) -> tuple[int, dict[str, Any]]:

@@ -7,11 +7,16 @@ The shared servers are never stopped: the backends under test point at loopback 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from brain_graph.auth import Gate
@@ -19,17 +24,21 @@ from brain_graph.core.contracts import BrainSearchResult
 from brain_graph.core.errors import AuthorizationError, BackendUnavailableError
 from brain_graph.core.security import Principal
 from brain_graph.graphs.search import build_graph
+from brain_graph.indexing.dataset import load_dataset, read_dataset
 from brain_graph.nodes.build_pack import NO_GRAPH_LINE
+from brain_graph.pipeline.config import build_services, load_settings
 from brain_graph.pipeline.degradation import GRAPH_UNAVAILABLE, graph_unavailable_warning
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
 from brain_graph.serving.graphql import create_graphql_app
+from brain_graph.serving.server import readiness_endpoint
 from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 from tests.helpers import closed_port
-from tests.integration.conftest import Loaded
-from tests.integration.servers import server_backend
+from tests.integration.conftest import Loaded, with_tenant_prefix
+from tests.integration.servers import REPO, connect, server_backend, unique_prefix
 from tests.integration.test_parity import parity_requests
 from tests.platform.graphql_queries import BRAIN_SEARCH, variables
+from tests.providers.endpoint import Endpoint
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 3.0  # timeout_s of the backends under test (BRAIN_GRAPH_BACKEND_TIMEOUT)
@@ -157,3 +166,97 @@ def test_graphql_answers_the_vector_only_result(loaded: Loaded, neo4j_closed: Ne
     assert [warning["code"] for warning in answer["warnings"]] == [GRAPH_UNAVAILABLE]
     assert answer["hits"] == without_graph(search(loaded.server, request)["hits"])
     assert answer["hits"]
+
+
+EXAMPLE = REPO / "examples" / "node_types"
+PROVIDER = "openai:test-embed"
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """The node-types example loaded into the real servers, embedded by a loopback endpoint."""
+
+    services: SearchServices
+    endpoint: Endpoint
+    tenant: str
+
+
+def gateway_profiles(path: Path, endpoint: Endpoint, prefix: str) -> list[str]:
+    """The example's profiles file with profile ids of this run only (collections are shared by
+    tenants) on one ``gateway`` embedder at ``endpoint``, one try per request; the profile ids."""
+    text = (EXAMPLE / "profiles.toml").read_text(encoding="utf-8")
+    names = ("concepts", "operations", "papers")
+    for name in names:
+        text = text.replace(f"[profiles.{name}]", f"[profiles.{prefix}{name}]")
+    gateway = {
+        "provider": PROVIDER,
+        "dimension": 16,
+        "baseUrl": endpoint.base_url,
+        "apiKeyEnv": "GATEWAY_API_KEY",
+        "timeoutSeconds": TIMEOUT,
+        "maxRetries": 0,
+        "retryWaitSeconds": 0,
+    }
+    table = "".join(f"{key} = {json.dumps(value)}\n" for key, value in gateway.items())
+    path.write_text(f"{text}\n[embedders.gateway]\n{table}", encoding="utf-8")
+    return [f"{prefix}{name}" for name in names]
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Gateway]:
+    endpoint = Endpoint().start()
+    prefix = unique_prefix("dg").rstrip("-") + "_"
+    profile_ids = gateway_profiles(tmp_path / "profiles.toml", endpoint, prefix)
+    monkeypatch.setenv("BRAIN_GRAPH_PROFILES", str(tmp_path / "profiles.toml"))
+    monkeypatch.setenv("BRAIN_GRAPH_EMBEDDER", "gateway")
+    monkeypatch.setenv("GATEWAY_API_KEY", "test-key")
+    backend = connect(timeout_s=TIMEOUT)
+    services = build_services(load_settings(), backend=backend)
+    dataset = with_tenant_prefix(read_dataset(EXAMPLE / "graph.json"), prefix)
+    tenant = dataset.nodes[0].tenant_id
+    try:
+        load_dataset(dataset, backend, services.profiles)
+        yield Gateway(services, endpoint, tenant)
+    finally:
+        try:
+            backend.admin.drop_tenants(sorted({node.tenant_id for node in dataset.nodes}))
+            backend.admin.drop_profiles(profile_ids)
+        finally:
+            backend.close()
+            endpoint.close()
+
+
+def readiness(services: SearchServices) -> tuple[int, Any]:
+    """``GET /brain/ready`` over ``services``: its status and JSON."""
+    route = Route("/brain/ready", readiness_endpoint(lambda: services, timeout_s=TIMEOUT + SLACK))
+    response = TestClient(Starlette(routes=[route])).get("/brain/ready")
+    return response.status_code, response.json()
+
+
+@pytest.mark.parametrize("failure", ["hangs", "refuses"])
+def test_an_embedder_that_is_down_is_503_naming_it(gateway: Gateway, failure: str) -> None:
+    request = {"queryText": "ingest queue overflows", "filter": {"tenantId": gateway.tenant, "secured": False}}
+    assert search(gateway.services, request)["hits"]  # the endpoint answers: the search works
+    ready = {"neo4j": "ready", "weaviate": "ready", f"embedder {PROVIDER}": "ready"}
+    assert readiness(gateway.services) == (200, {"status": "ready", "backends": ready})
+    if failure == "hangs":
+        gateway.endpoint.hang = True
+    else:
+        gateway.endpoint.close()  # its port now refuses connections
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailableError) as caught:
+        search(gateway.services, request)
+    elapsed = time.monotonic() - started
+    response = graphql(gateway.services, request)
+    assert caught.value.backend == f"embedder {PROVIDER}"
+    assert elapsed <= TIMEOUT + SLACK, elapsed  # one try (maxRetries 0), ended by the client's timeout
+    assert response.status_code == 503
+    (error,) = response.json()["errors"]
+    assert (error["extensions"]["code"], error["extensions"]["backend"]) == (
+        "BACKEND_UNAVAILABLE",
+        caught.value.backend,
+    )
+    down = {**ready, f"embedder {PROVIDER}": "unavailable"}
+    unavailable = {"status": "unavailable", "backends": down, "unavailable": [f"embedder {PROVIDER}"]}
+    assert readiness(gateway.services) == (503, unavailable)
+    print(f"\nembedder {failure}: 503 after {elapsed * 1000:.0f} ms")
