@@ -31,6 +31,7 @@ from brain_graph.pipeline.degradation import GRAPH_UNAVAILABLE, graph_unavailabl
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
 from brain_graph.serving.graphql import create_graphql_app
+from brain_graph.serving.retriever import BrainSearchRetriever
 from brain_graph.serving.server import readiness_endpoint
 from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 from tests.helpers import closed_port
@@ -166,6 +167,21 @@ def test_graphql_answers_the_vector_only_result(loaded: Loaded, neo4j_closed: Ne
     assert [warning["code"] for warning in answer["warnings"]] == [GRAPH_UNAVAILABLE]
     assert answer["hits"] == without_graph(search(loaded.server, request)["hits"])
     assert answer["hits"]
+
+
+def test_the_retriever_says_it_has_no_passages_rather_than_nothing_found(
+    loaded: Loaded, neo4j_closed: Neo4jWeaviateBackend
+) -> None:
+    (_, raw, _), *_ = parity_requests(loaded.dataset)
+    retriever = BrainSearchRetriever(
+        services=SearchServices(backend=neo4j_closed), tenant_id=raw["filter"]["tenantId"], secured=False
+    )
+    assert BrainSearchRetriever(services=loaded.server, tenant_id=raw["filter"]["tenantId"], secured=False).invoke(
+        raw["queryText"]
+    )  # the same query has passages with the graph
+    with pytest.raises(BackendUnavailableError) as caught:
+        retriever.invoke(raw["queryText"])
+    assert caught.value.backend == "graph store"
 
 
 EXAMPLE = REPO / "examples" / "node_types"

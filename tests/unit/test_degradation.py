@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from brain_graph.core.contracts import BrainSearchResult
 from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.pipeline.degradation import vector_only_reads
 from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.retriever import to_documents
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.neo4j_weaviate.vector_only import sole_generation
 from brain_graph.stores.vector_only import GraphlessSearch
@@ -77,3 +79,20 @@ def test_a_backend_whose_stores_fail_together_never_degrades(tmp_path: Path) -> 
     assert not isinstance(store.search_reads, GraphlessSearch)
     error = BackendUnavailableError("embedded", "unreadable")
     assert vector_only_reads(SearchServices(backend=store), error, "acme") is None
+
+
+@pytest.mark.parametrize("included", [True, False])
+def test_a_retriever_never_turns_a_vector_only_result_into_no_documents(included: bool) -> None:
+    result = BrainSearchResult.model_validate(
+        {
+            **{key: [] for key in ("hits", "episodes", "graphNodes", "graphEdges", "passages")},
+            "promptPack": {"contextMarkdown": "", "citations": []},
+            "graphContextIncluded": included,
+        }
+    )
+    if included:
+        assert to_documents(result) == []  # nothing found
+        return
+    with pytest.raises(BackendUnavailableError) as caught:
+        to_documents(result)
+    assert caught.value.backend == "graph store"
