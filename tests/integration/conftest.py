@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,13 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
 @pytest.fixture
 def silent_port() -> Iterator[int]:
     """A port that accepts TCP connections and never answers (a hung server)."""
+    with silent_listener() as port:
+        yield port
+
+
+@contextmanager
+def silent_listener() -> Iterator[int]:
+    """A loopback port, open while the block runs, that accepts TCP connections and never answers."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(64)

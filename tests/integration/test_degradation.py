@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -35,7 +36,7 @@ from brain_graph.serving.retriever import BrainSearchRetriever
 from brain_graph.serving.server import readiness_endpoint
 from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 from tests.helpers import closed_port
-from tests.integration.conftest import Loaded, with_tenant_prefix
+from tests.integration.conftest import Loaded, silent_listener, with_tenant_prefix
 from tests.integration.servers import REPO, connect, server_backend, unique_prefix
 from tests.integration.test_parity import parity_requests
 from tests.platform.graphql_queries import BRAIN_SEARCH, variables
@@ -136,22 +137,32 @@ def test_a_hung_neo4j_degrades_at_its_timeout(loaded: Loaded, silent_port: int) 
     print(f"\nsilent neo4j: vector-only result after {elapsed * 1000:.0f} ms")
 
 
+@pytest.mark.parametrize("weaviate", ["closed", "silent"])
 @pytest.mark.parametrize("neo4j", ["up", "down"])
-def test_weaviate_down_is_503_naming_weaviate(loaded: Loaded, neo4j: str) -> None:
-    """With Neo4j down too the search tries to degrade, and Weaviate is what fails it."""
-    down: dict[str, Any] = {"weaviate_http_port": closed_port(), "weaviate_grpc_port": closed_port()}
-    if neo4j == "down":
-        down["neo4j_uri"] = f"bolt://127.0.0.1:{closed_port()}"
-    backend = server_backend(timeout_s=TIMEOUT, **down)
-    services = SearchServices(backend=backend)
-    request = {"queryText": "anything", "filter": {"tenantId": loaded.tenants[0], "secured": False}}
-    try:
-        with pytest.raises(BackendUnavailableError) as caught:
-            search(services, request)
-        response = graphql(services, request)
-    finally:
-        backend.close()
+def test_weaviate_down_is_503_naming_weaviate(loaded: Loaded, neo4j: str, weaviate: str) -> None:
+    """With Neo4j down too the search tries to degrade, and Weaviate is what fails it, within the
+    timeout even when it accepts connections and never answers (degradation on, the default)."""
+    with ExitStack() as stack:
+        if weaviate == "closed":
+            http, grpc = closed_port(), closed_port()
+        else:  # two ports: the client refuses one port for both
+            http, grpc = stack.enter_context(silent_listener()), stack.enter_context(silent_listener())
+        down: dict[str, Any] = {"weaviate_http_port": http, "weaviate_grpc_port": grpc}
+        if neo4j == "down":
+            down["neo4j_uri"] = f"bolt://127.0.0.1:{closed_port()}"
+        backend = server_backend(timeout_s=TIMEOUT, **down)
+        services = SearchServices(backend=backend)
+        request = {"queryText": "anything", "filter": {"tenantId": loaded.tenants[0], "secured": False}}
+        try:
+            started = time.monotonic()
+            with pytest.raises(BackendUnavailableError) as caught:
+                search(services, request)
+            elapsed = time.monotonic() - started
+            response = graphql(services, request)
+        finally:
+            backend.close()
     assert caught.value.backend == "weaviate"
+    assert elapsed <= TIMEOUT + SLACK, elapsed  # a silent Weaviate is given up at its timeout
     assert response.status_code == 503
     (error,) = response.json()["errors"]
     assert (error["extensions"]["code"], error["extensions"]["backend"]) == ("BACKEND_UNAVAILABLE", "weaviate")
