@@ -19,7 +19,7 @@ source, episode member reference, fact and passage the markdown lists carries it
 beyond the citation limit are not listed (one line says how many), and neither are their passages.
 
 Length: every printed field has a limit, so ``len(contextMarkdown) <= context_markdown_bound(limits)``
-whatever the data (219,930 characters at the default limits; typical packs are far smaller).
+whatever the data (220,097 characters at the default limits; typical packs are far smaller).
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ FILTERS_LINE = "**Filters:** {parts}"  # only when retrieval was narrowed beyond
 FILTER_PARTS = {"nodeTypes": "node types {values}", "namespaces": "namespaces {values}", "tags": "tags {values}"}
 UPDATED_PART = "updated after {cutoff}"
 FILTER_SEPARATOR = "; "
+NO_GRAPH_LINE = (  # a vector-only result (graphContextIncluded false): one fixed line, whatever the data
+    "**Graph context not included:** the graph store was unavailable; the sources are vector matches only, "
+    "without node types, titles, relationships, episodes or passages."
+)
 EPISODES = "## Episodes"
 EPISODE_LINE = (
     "{index}. **{label}** ({kind}, project {project}) score {score}; {matched} of {size} members match: {refs}{uncited}"
@@ -130,8 +134,8 @@ def citation_title(title: str | None, limits: SearchLimits) -> str | None:
     return None if title is None else clip(one_line(title), limits.max_title_chars)
 
 
-def header_lines(request: SearchRequest, limits: SearchLimits) -> list[str]:
-    """Title, query and scope."""
+def header_lines(request: SearchRequest, limits: SearchLimits, *, graph_context: bool = True) -> list[str]:
+    """Title, query, scope, the filters, and :data:`NO_GRAPH_LINE` without graph context."""
     project = request["filter"]["projectKey"]
     scope = SCOPE_ALL if project is None else SCOPE_PROJECT.format(project=code_span(project, limits.max_id_chars))
     lines = [
@@ -143,6 +147,8 @@ def header_lines(request: SearchRequest, limits: SearchLimits) -> list[str]:
     parts = filter_parts(request["filtersApplied"], limits)
     if parts:
         lines.append(FILTERS_LINE.format(parts=FILTER_SEPARATOR.join(parts)))
+    if not graph_context:
+        lines.append(NO_GRAPH_LINE)
     return lines
 
 
@@ -300,14 +306,17 @@ def render_markdown(
     edges: list[GraphEdge],
     passages: list[RagPassage],
     limits: SearchLimits,
+    *,
+    graph_context: bool = True,
 ) -> str:
     """The context markdown: query, episodes, cited sources, the facts among them and their passages,
-    each cited by ``[n]`` (see the module doc for the neutralisation rule and the length bound)."""
+    each cited by ``[n]`` (see the module doc for the neutralisation rule and the length bound);
+    ``graph_context`` False (a vector-only result) adds :data:`NO_GRAPH_LINE` to the header."""
     ranked = distinct(candidates)
     size = pack_size(request["options"]["topK"], limits.max_citations)
     cited = ranked[:size]
     numbers = {item["nodeId"]: number for number, item in enumerate(cited, 1)}
-    lines = [*header_lines(request, limits), "", EPISODES, ""]
+    lines = [*header_lines(request, limits, graph_context=graph_context), "", EPISODES, ""]
     shown = episodes[: min(request["options"]["maxEpisodes"], MAX_MAX_EPISODES)]
     for index, episode in enumerate(shown, 1):
         label = episode_labels.get(episode["clusterNodeId"], episode["clusterNodeId"])
@@ -344,7 +353,7 @@ def context_markdown_bound(limits: SearchLimits) -> int:
     episodes, Q = 4,000 (twice the query limit) and X = 64 (edge types), counting one line break per line:
 
     - header: ``# Brain search context``, query line (Q), scope line (I + ``project `` + I), the
-      filters line (three lists of at most 50 values, each I, and a cutoff I)
+      filters line (three lists of at most 50 values, each I, and a cutoff I), the no-graph line
     - E episode lines: label T, kind K, project I, score 12, two counts 9, the refs ``[1]..[C]``
       and ``(+N not cited)``
     - C source lines: title T, id I, node type K, three scores 12, how it was reached (two
@@ -374,7 +383,7 @@ def context_markdown_bound(limits: SearchLimits) -> int:
         + 1
     )
     values = MAX_FILTER_VALUES * (ids + len(", "))
-    header += _template_chars(FILTERS_LINE) + 1 + len(UPDATED_PART.format(cutoff="")) + ids
+    header += _template_chars(FILTERS_LINE) + 1 + len(UPDATED_PART.format(cutoff="")) + ids + len(NO_GRAPH_LINE) + 1
     header += sum(len(part.format(values="")) + values + len(FILTER_SEPARATOR) for part in FILTER_PARTS.values())
     episode = _template_chars(EPISODE_LINE) + len(str(MAX_MAX_EPISODES)) + titles + kinds + ids
     episode += SCORE_CHARS + 2 * COUNT_CHARS + refs + 1 + _template_chars(UNCITED) + COUNT_CHARS
@@ -435,5 +444,6 @@ def build_pack(state: BrainSearchState, deps: StepDeps) -> PackUpdate:
         state["graphEdges"],
         state["passages"],
         limits,
+        graph_context=state["graphContextIncluded"],
     )
     return {"promptPack": PromptPack(contextMarkdown=markdown, citations=citations)}

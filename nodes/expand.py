@@ -14,7 +14,15 @@ from brain_graph.pipeline.ranking import SupportTable, adjusted_score, best_via,
 from brain_graph.pipeline.records import membership_row, node_meta, row_links, seed_scores
 from brain_graph.pipeline.search_plan import expansion_types, passage_count, profile_queries
 from brain_graph.pipeline.state import BrainSearchState, HitSource, MembershipRow, PassageTexts, SeedScores
-from brain_graph.stores.base import ContextRequest, Link, SearchReads, VectorHit, VectorQuery, best_hits
+from brain_graph.stores.base import (
+    ContextRequest,
+    Link,
+    SearchContext,
+    SearchReads,
+    VectorHit,
+    VectorQuery,
+    best_hits,
+)
 
 
 class ExpandUpdate(TypedDict):
@@ -119,6 +127,9 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     known before it). Tenant and ACL are enforced by the store. ``candidates`` are the admitted nodes
     ranked by :mod:`brain_graph.pipeline.ranking`, those whose adjusted score is below ``minScore``
     left out.
+
+    A vector-only search (``graphContextIncluded`` false: no seed links) expands nothing and reads
+    nothing: its candidates are its hits, its ``graphNodes`` empty, and no passage texts.
     """
     request = state["request"]
     options = request["options"]
@@ -166,21 +177,20 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
     if floor is not None:  # candidates below the floor are not ranked, so never cited
         ranked = [node_id for node_id in ranked if -keys[node_id][1] >= floor]
     episodes = bool(options["includeEpisodes"] and options["maxEpisodes"] > 0 and state["hits"])
-    context = reads.context(
-        ContextRequest(
-            known=[node_id for node_id in admitted if node_id in records],
-            new=[node_id for node_id in admitted if node_id not in records],
-            records=list(records),
-            edge_types=edge_types,
-            members=[hit["nodeId"] for hit in state["hits"]] if episodes else [],
-            ranked=ranked,
-            passages=passage_count(request, deps.services.limits),
-            whole_texts=not heads_suffice(
-                max(deps.services.limits.longest_excerpt_chars, deps.services.profiles.longest_passage_bound)
-            ),
+    needed = ContextRequest(
+        known=[node_id for node_id in admitted if node_id in records],
+        new=[node_id for node_id in admitted if node_id not in records],
+        records=list(records),
+        edge_types=edge_types,
+        members=[hit["nodeId"] for hit in state["hits"]] if episodes else [],
+        ranked=ranked,
+        passages=passage_count(request, deps.services.limits),
+        whole_texts=not heads_suffice(
+            max(deps.services.limits.longest_excerpt_chars, deps.services.profiles.longest_passage_bound)
         ),
-        scope=scope,
     )
+    graph = state["graphContextIncluded"]
+    context = reads.context(needed, scope=scope) if graph else SearchContext([], [], [], [], {})
     records.update({node.node_id: node_meta(node) for node in sorted(context.nodes, key=lambda n: n.node_id)})
     visible = [node_id for node_id in admitted if node_id in records]
     edges: list[GraphEdge] = [
@@ -204,7 +214,7 @@ def expand(state: BrainSearchState, deps: StepDeps) -> ExpandUpdate:
         if node_id in records
     ]
     return {
-        "graphNodes": [graph_node(node_id, records[node_id]) for node_id in visible],
+        "graphNodes": [graph_node(node_id, records[node_id]) for node_id in visible] if graph else [],
         "graphEdges": edges,
         "nodeRecords": records,
         "candidates": candidates,

@@ -17,17 +17,20 @@ from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from brain_graph.core.bm25 import is_exact_match
+from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.core.scoring import SCORE_DECIMALS
 from brain_graph.core.wire import FiltersApplied, NodeMeta, SearchHit, SearchWarning
 from brain_graph.embedding.profiles import hybrid_weight
 from brain_graph.observability.timing import timed_reads
 from brain_graph.pipeline.binding import StepDeps
+from brain_graph.pipeline.degradation import graph_unavailable_warning, unknown_node, vector_only_reads
 from brain_graph.pipeline.filters import UNTIMED_MESSAGE, UNTIMED_WARNING, seed_filter
 from brain_graph.pipeline.ranking import own_score, rank_key
 from brain_graph.pipeline.records import link_row, node_meta, seed_scores
 from brain_graph.pipeline.search_plan import expansion_types, lexical_queries, profile_queries
 from brain_graph.pipeline.state import BrainSearchState, HitHow, HitSource, LinkRow, ScoreRow, SeedScores
-from brain_graph.stores.base import VectorHit, best_hits
+from brain_graph.stores.base import SearchReads, Seeds, VectorHit, best_hits
+from brain_graph.stores.vector_only import VectorOnlyReads
 
 
 class RetrieveUpdate(TypedDict):
@@ -38,6 +41,7 @@ class RetrieveUpdate(TypedDict):
     seedLinks: list[LinkRow] | None
     seedScores: SeedScores | None
     hitSources: dict[str, HitSource]
+    graphContextIncluded: bool
 
 
 def lexical_terms(lexical: Sequence[VectorHit], weight: float, similar: Sequence[VectorHit]) -> dict[str, float]:
@@ -58,10 +62,15 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     """Write ``hits``: the nodes of the tenant that pass the request's seed filter (project, node
     types, namespaces, tags, recency) the query retrieves best, with type, title and url;
     ``filtersApplied``, that filter resolved; ``warnings`` (a recency filter skipping nodes without an
-    update time); ``nodeRecords`` for them; ``hitSources``, how each hit was found (``exact``, ``vector``,
-    ``lexical``) and its lexical term; ``seedLinks``, the links ``expand`` starts from; and
+    update time; a vector-only result); ``nodeRecords`` for them; ``hitSources``, how each hit was
+    found (``exact``, ``vector``, ``lexical``) and its lexical term; ``seedLinks``, the links
+    ``expand`` starts from; and
     ``seedScores``, the similarity of the nodes those links reach (and of the retrieved nodes that are
-    not hits) when the backend read it. A node gone or not visible is dropped."""
+    not hits) when the backend read it. A node gone or not visible is dropped.
+
+    ``graphContextIncluded``: True, unless the graph store is down and the backend and the deployment
+    allow a vector-only result (:mod:`brain_graph.pipeline.degradation`): then the hits are what the
+    vector store alone finds, visible in the scope, with unknown metadata, and no links."""
     request = state["request"]
     options = request["options"]
     scope = deps.scope(request)
@@ -70,25 +79,37 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     reads = timed_reads(services.backend)
     vector_queries = profile_queries(request, state["queryVectors"], deps)
     lexical = lexical_queries(request)
-    seeds = reads.seeds(
-        vector_queries,
-        scope=scope,
-        seed_filter=seed_filter(request["filtersApplied"]),
-        top_k=options["topK"],
-        link_types=expansion_types(request, deps) if options["expandDepth"] > 0 else [],
-        max_degree=services.scoring.hub_degree,
-        lexical=lexical,
-    )
+    searched = seed_filter(request["filtersApplied"])
+    scored_by: SearchReads | VectorOnlyReads = reads
+    try:
+        seeds = reads.seeds(
+            vector_queries,
+            scope=scope,
+            seed_filter=searched,
+            top_k=options["topK"],
+            link_types=expansion_types(request, deps) if options["expandDepth"] > 0 else [],
+            max_degree=services.scoring.hub_degree,
+            lexical=lexical,
+        )
+    except BackendUnavailableError as error:
+        vector_only = vector_only_reads(services, error, scope.tenant_id)
+        if vector_only is None:
+            raise
+        seeds = vector_only.seeds(
+            vector_queries, scope=scope, seed_filter=searched, top_k=options["topK"], lexical=lexical
+        )
+        scored_by = vector_only
+    graph = scored_by is reads
     weight = 1.0 if options["retrievalMode"] == "lexical" else fusion_weight(request["profileIds"], deps)
     terms = lexical_terms(seeds.lexical, weight, seeds.hits)
     similar: dict[str, VectorHit] = {hit.node_id: hit for hit in seeds.hits}
     lexical_only = sorted({hit.node_id for hit in seeds.lexical} - similar.keys())
     if vector_queries and lexical_only:
-        found = reads.similarity(vector_queries, lexical_only, scope=scope)
+        found = scored_by.similarity(vector_queries, lexical_only, scope=scope)
         similar.update({hit.node_id: hit for hit in best_hits(found, len(found))})
     by_lexical = {hit.node_id: hit for hit in seeds.lexical}
     pool = list(dict.fromkeys([*(hit.node_id for hit in seeds.hits), *(hit.node_id for hit in seeds.lexical)]))
-    records = {node_id: node_meta(seeds.nodes[node_id]) for node_id in pool}
+    records = {node_id: hit_meta(seeds, node_id, graph=graph) for node_id in pool}
     exact = {node_id for node_id in pool if is_exact_match(request["queryText"], node_id, records[node_id]["title"])}
     own = {node_id: own_score(score_of(similar, node_id), terms.get(node_id, 0.0)) or 0.0 for node_id in pool}
     chosen = sorted(pool, key=lambda node_id: rank_key(own[node_id], own[node_id], node_id, exact=node_id in exact))
@@ -123,6 +144,8 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
     warnings: list[SearchWarning] = []
     if seeds.untimed:
         warnings.append({"code": UNTIMED_WARNING, "message": UNTIMED_MESSAGE})
+    if not graph:
+        warnings.append(graph_unavailable_warning())
     return {
         "hits": hits,
         "filtersApplied": request["filtersApplied"],
@@ -131,7 +154,13 @@ def retrieve(state: BrainSearchState, deps: StepDeps) -> RetrieveUpdate:
         "seedLinks": links,
         "seedScores": scores,
         "hitSources": sources,
+        "graphContextIncluded": graph,
     }
+
+
+def hit_meta(seeds: Seeds, node_id: str, *, graph: bool) -> NodeMeta:
+    """A retrieved node's metadata: read from the graph store, or unknown without it."""
+    return node_meta(seeds.nodes[node_id]) if graph else unknown_node()
 
 
 def fusion_weight(profile_ids: Sequence[str], deps: StepDeps) -> float:

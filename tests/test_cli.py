@@ -42,7 +42,7 @@ def test_search_json_is_the_camel_case_result(loaded_store: Path) -> None:
     payload = json.loads(result.stdout)
     assert list(payload) == [
         *("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"),
-        *("filtersApplied", "warnings"),
+        *("filtersApplied", "warnings", "graphContextIncluded"),
     ]
     assert len(payload["hits"]) == 2
     assert set(payload["hits"][0]) == {

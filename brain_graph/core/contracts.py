@@ -533,6 +533,11 @@ class BrainSearchResult(WireModel):
     warnings: list[BrainSearchWarning] = Field(
         default_factory=list, description="Conditions that narrowed the result (e.g. items without timestamps)."
     )
+    graph_context_included: bool = Field(
+        default=True,
+        description="False: the graph store was unavailable and the result holds vector matches only, without "
+        "graph context (warning graph_unavailable).",
+    )
 
 
 QueryText = Annotated[

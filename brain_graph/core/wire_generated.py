@@ -214,6 +214,7 @@ class BrainSearchOutput(TypedDict):
     candidates: list[SearchCandidate]
     filtersApplied: FiltersApplied | None
     warnings: list[SearchWarning]
+    graphContextIncluded: bool
 
 
 class SearchRequestFields(TypedDict):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
@@ -26,6 +26,7 @@ from langchain_core.embeddings import Embeddings
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from brain_graph.core.errors import ConfigurationError
+from brain_graph.stores.readiness import Check
 
 MAX_WAIT_S: Final = 30.0  # the longest wait between two tries (backoff or Retry-After)
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -66,6 +67,7 @@ KNOWN_DIMENSIONS: Final[dict[str, int]] = {
     "openai:text-embedding-ada-002": 1536,
 }
 EXTRAS: Final[dict[str, str]] = {"langchain-openai": "openai", "langchain-ollama": "ollama"}
+PING_TEXT: Final = "ready"  # what a readiness check embeds: one word, the cheapest request a provider takes
 NO_KEY = "unused"  # what an OpenAI-compatible client is given when the endpoint takes no key
 
 
@@ -246,6 +248,19 @@ class ProviderEmbeddings(Embeddings):
         """The vector of a query."""
         return self._request(lambda: [self.client.embed_query(text)], 1)[0]
 
+    def ping(self) -> None:
+        """One embedding request of :data:`PING_TEXT`, tried once whatever ``max_retries`` and bounded by
+        the client's timeout (readiness, :func:`embedder_checks`): returns when the provider answers it
+        with a vector of the configured dimension, else raises."""
+        self._checked([self.client.embed_query(PING_TEXT)], 1)
+
     def count_truncated(self, texts: list[str]) -> int:
         """How many texts the provider cuts: unknown here, counted as none (profiles cut to ``maxChars``)."""
         return 0
+
+
+def embedder_checks(embedders: Iterable[Embeddings]) -> dict[str, Check]:
+    """A readiness check per provider embedder among ``embedders`` (:meth:`ProviderEmbeddings.ping`),
+    named ``embedder <provider:model>`` as a search's failure names it; in-process embedders have
+    nothing to check."""
+    return {f"embedder {e.name}": e.ping for e in embedders if isinstance(e, ProviderEmbeddings)}

@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     backend: str = Field(default="", validation_alias="BRAIN_GRAPH_BACKEND")
     mapping: str = Field(default="", validation_alias="BRAIN_GRAPH_MAPPING")
     service_principal: bool = Field(default=False, validation_alias="BRAIN_GRAPH_SERVICE_PRINCIPAL")
+    degrade_without_graph: bool = Field(default=True, validation_alias="BRAIN_GRAPH_DEGRADE_WITHOUT_GRAPH")
     max_expand_depth: int = Field(
         default=DEFAULT_MAX_EXPAND_DEPTH, ge=0, le=6, validation_alias="BRAIN_GRAPH_MAX_EXPAND_DEPTH"
     )
@@ -317,6 +318,7 @@ def build_services(settings: Settings | None = None, *, backend: StorageBackend 
             seed_ceiling=settings.seed_ceiling,
         ),
         service_principal=settings.service_principal,
+        degrade_without_graph=settings.degrade_without_graph,
         retrieval_mode=settings.retrieval_mode,
         clock=deployment_clock(settings.clock),
     )

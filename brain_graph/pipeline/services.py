@@ -72,6 +72,10 @@ class SearchServices:
 
     ``service_principal`` enables the service-principal mode: a secured search without a principal
     sees every item of its tenant instead of failing closed. Off unless configured.
+    ``degrade_without_graph``: a search whose graph store is down answers a vector-only result
+    (``graphContextIncluded`` false, a ``graph_unavailable`` warning) on a backend that can
+    (:mod:`brain_graph.stores.vector_only`); False: it fails with the store's
+    :class:`~brain_graph.core.errors.BackendUnavailableError`. On unless configured.
     ``retrieval_mode`` is the mode of a request that names none (:meth:`default_mode`). ``clock`` gives
     the request time a ``maxAgeDays`` filter counts back from when the request has no ``asOf``; None:
     such a request is refused (:mod:`brain_graph.pipeline.filters`).
@@ -83,6 +87,7 @@ class SearchServices:
     limits: SearchLimits = field(default_factory=SearchLimits)
     scoring: GraphScoring = field(default_factory=GraphScoring)
     service_principal: bool = False
+    degrade_without_graph: bool = True
     retrieval_mode: RetrievalMode | None = None
     clock: Callable[[], int] | None = None  # the request time of maxAgeDays without asOf (microseconds, UTC)
 

@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, StrictBool, StrictStr, Vali
 
 from brain_graph.auth.principals import as_principal
 from brain_graph.core.contracts import BrainSearchOptionsInput, BrainSearchResult
+from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.core.security import Principal
 from brain_graph.graphs.search import build_graph
 from brain_graph.pipeline.requests import invalid_request
@@ -57,7 +58,8 @@ class BrainSearchRetriever(BaseRetriever):
 
     ``secured`` searches need a principal: ``principal`` here, or per call in
     ``config={"configurable": {"principal": Principal | {principalId, groups}}}``, which overrides it.
-    Without one they fail closed (:class:`brain_graph.AuthorizationError`).
+    Without one they fail closed (:class:`brain_graph.AuthorizationError`). A search answered without
+    its graph store has no passages: :func:`to_documents` says so with a ``BackendUnavailableError``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")  # a misspelt argument is an error
@@ -155,9 +157,18 @@ class BrainSearchRetriever(BaseRetriever):
         return to_documents(BrainSearchResult.model_validate(output))
 
 
+GRAPH_STORE = "graph store"
+
+
 def to_documents(result: BrainSearchResult) -> list[Document]:
     """The passages of a search result as documents, in the result's (rank) order, each with the
-    scores of its candidate."""
+    scores of its candidate. A vector-only result (``graphContextIncluded`` false, docs/degradation.md)
+    has no passages: it is a :class:`~brain_graph.core.errors.BackendUnavailableError` naming the
+    :data:`GRAPH_STORE`, never an empty list that would read as "nothing found"."""
+    if not result.graph_context_included:
+        raise BackendUnavailableError(
+            GRAPH_STORE, "the search could answer vector matches only, and a retriever returns passages"
+        )
     candidates = {candidate.node_id: candidate for candidate in result.candidates}
     numbers = {citation.source_node_id: index for index, citation in enumerate(result.prompt_pack.citations, 1)}
     documents = []

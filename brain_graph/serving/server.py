@@ -5,12 +5,12 @@
   without touching any store; services come from the environment (``BRAIN_GRAPH_*``, see
   :mod:`brain_graph.pipeline.config`) the first time a node runs, in a worker thread, never on the event loop.
 - ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
-  answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend
-  answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do not), ``GET /brain/metrics``
-  (Prometheus, :mod:`brain_graph.observability`), ``/graphql`` (the ``brainSearch`` query, with its own
-  bearer-token check: :mod:`brain_graph.serving.graphql.app`), the read-only graph API ``/graph/...``
-  (:mod:`brain_graph.serving.graph_api`) and ``/brain/mcp`` (the MCP tools, behind the same check:
-  :mod:`brain_graph.serving.mcp`).
+  answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend,
+  and each provider embedder, answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do
+  not), ``GET /brain/metrics`` (Prometheus, :mod:`brain_graph.observability`), ``/graphql`` (the
+  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`), the
+  read-only graph API ``/graph/...`` (:mod:`brain_graph.serving.graph_api`) and ``/brain/mcp`` (the
+  MCP tools, behind the same check: :mod:`brain_graph.serving.mcp`).
 
 Every response carries ``X-Request-ID`` (the caller's, when safe, else a new one), also on every log
 record of the request; requests to the routes above are counted and timed by route.
@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from brain_graph.core.errors import BrainGraphError
+from brain_graph.embedding.hosted import embedder_checks
 from brain_graph.graphs.index import build_index_graph
 from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
 from brain_graph.observability.logs import FORMAT_VARIABLE, configure_logging
@@ -58,7 +59,7 @@ from brain_graph.serving.graph_api import graph_api_routes
 from brain_graph.serving.graphql.app import create_graphql_app
 from brain_graph.serving.mcp import MCP_PATH, create_mcp_app
 from brain_graph.serving.startup import refuse_to_start
-from brain_graph.stores.readiness import ServiceStatus, check_backend
+from brain_graph.stores.readiness import ServiceStatus, backend_checks, check_services
 
 __all__ = ["READY_TIMEOUT_S", "app", "make_graph", "make_index_graph", "readiness_endpoint"]
 
@@ -134,13 +135,16 @@ def health(request: Request) -> JSONResponse:
 
 
 def backend_statuses(services: Callable[[], SearchServices], timeout_s: float) -> list[ServiceStatus]:
-    """Each service of the backend of ``services()`` (:func:`~brain_graph.stores.readiness.check_backend`);
-    services that cannot be built (their configuration) are one service ``configuration`` not ready."""
+    """Each service of the backend of ``services()`` and each provider embedder its profiles use
+    (:func:`~brain_graph.embedding.hosted.embedder_checks`), all checked at once
+    (:func:`~brain_graph.stores.readiness.check_services`); services that cannot be built (their
+    configuration) are one service ``configuration`` not ready."""
     try:
-        backend = services().backend
+        built = services()
     except BrainGraphError as error:
         return [ServiceStatus("configuration", str(error))]
-    return check_backend(backend, timeout_s)
+    checks = {**backend_checks(built.backend), **embedder_checks(built.profiles.embedders.values())}
+    return check_services(checks, timeout_s)
 
 
 def readiness_body(statuses: list[ServiceStatus]) -> tuple[int, dict[str, Any]]:

@@ -76,9 +76,13 @@ def check_services(checks: Mapping[str, Check], timeout_s: float) -> list[Servic
     ]
 
 
+def backend_checks(backend: object) -> Mapping[str, Check]:
+    """The checks of the services ``backend`` depends on; none for a backend that is no
+    :class:`ReadinessProbe`."""
+    return backend.readiness_checks() if isinstance(backend, ReadinessProbe) else {}
+
+
 def check_backend(backend: object, timeout_s: float) -> list[ServiceStatus]:
     """The status of each service ``backend`` depends on (:func:`check_services`); a backend that is
     no :class:`ReadinessProbe` has nothing to check (an empty list)."""
-    if not isinstance(backend, ReadinessProbe):
-        return []
-    return check_services(backend.readiness_checks(), timeout_s)
+    return check_services(backend_checks(backend), timeout_s)

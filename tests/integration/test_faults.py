@@ -1,5 +1,7 @@
 """Failures: a down, unreachable or silent server gives BackendUnavailableError naming it within the
-configured timeout; after a restart the next search works again with the same backend object.
+configured timeout; after a restart the next search works again with the same backend object. The
+searches here run with degradation off (``degrade_without_graph``), so a Neo4j that is down fails them
+too; what a search does instead by default is tests/integration/test_degradation.py.
 
 These tests stop real servers (SIGTERM to the pid ``scripts/services`` recorded, which keeps the data,
 then ``scripts/services restart``), so ``conftest.py`` runs them after every other test, and each
@@ -10,10 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,6 +23,7 @@ from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.graphs.search import build_graph
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.pipeline.state import BrainSearchInput
+from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateBackend
 from tests.helpers import closed_port
 from tests.integration.conftest import Loaded
 from tests.integration.servers import server_backend, services
@@ -35,33 +35,9 @@ TIMEOUT = 3.0  # timeout_s of the backends under test (BRAIN_GRAPH_BACKEND_TIMEO
 SLACK = TIMEOUT
 
 
-@pytest.fixture
-def silent_port() -> Iterator[int]:
-    """A port that accepts TCP connections and never answers (a hung server)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield int(server.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join()
-        for conn in held:
-            conn.close()
-        server.close()
+def strict(backend: Neo4jWeaviateBackend) -> SearchServices:
+    """Services that fail a search whose Neo4j is down instead of degrading it."""
+    return SearchServices(backend=backend, degrade_without_graph=False)
 
 
 def warm_up(request: dict[str, Any]) -> None:
@@ -93,7 +69,7 @@ def test_construction_does_not_connect_and_closed_ports_fail_fast(loaded: Loaded
         closed["weaviate_http_port"] = closed_port()
     backend = server_backend(timeout_s=TIMEOUT, **closed)
     try:
-        error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
+        error, elapsed = timed_failure(strict(backend), outage_request(loaded))
         assert error.backend == ("neo4j" if down == "both" else down)
         assert elapsed < TIMEOUT  # a refused connection is not waited on until the timeout
     finally:
@@ -109,7 +85,7 @@ def test_silent_server_times_out_within_the_bound(loaded: Loaded, silent_port: i
     )
     backend = server_backend(timeout_s=TIMEOUT, **silent)
     try:
-        error, elapsed = timed_failure(SearchServices(backend=backend), outage_request(loaded))
+        error, elapsed = timed_failure(strict(backend), outage_request(loaded))
         assert error.backend == which
         assert TIMEOUT - 0.5 <= elapsed <= TIMEOUT + SLACK, elapsed
         print(f"\nsilent {which}: BackendUnavailableError after {elapsed * 1000:.0f} ms: {error}")
@@ -137,7 +113,7 @@ def outage_request(loaded: Loaded) -> dict[str, Any]:
 @pytest.mark.parametrize("service", ["weaviate", "neo4j"])
 def test_server_stopped_then_restarted(loaded: Loaded, service: str) -> None:
     backend = server_backend(timeout_s=TIMEOUT)
-    services_ = SearchServices(backend=backend)
+    services_ = strict(backend)
     request = outage_request(loaded)
     graph = build_graph(services_)
     try:

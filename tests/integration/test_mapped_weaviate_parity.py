@@ -35,6 +35,9 @@ import neo4j
 import numpy as np
 import pytest
 import weaviate
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.testclient import TestClient
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.data import DataObject
 from weaviate.classes.tenants import Tenant
@@ -46,6 +49,7 @@ from brain_graph.core.environment import read_settings
 from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.indexing.dataset import embed_nodes
 from brain_graph.pipeline.state import BrainSearchInput
+from brain_graph.serving.server import readiness_endpoint
 from brain_graph.stores.mapped.backend import MappedBackend, MappedSettings, from_settings, weaviate_parameters
 from brain_graph.stores.mapped.mapping import Mapping, WeaviateVectors, read_mapping
 from brain_graph.stores.mapped.weaviate_source import WeaviateSource
@@ -546,3 +550,57 @@ def test_neo4j_statements_with_weaviate_vectors_do_not_depend_on_top_k(
     assert len(small_out["hits"]) == 5
     assert len(large_out["hits"]) > len(small_out["hits"])
     assert small == large == statements
+
+
+# -- readiness and a Neo4j that is down ------------------------------------------------------------------
+
+
+def ready_answer(backend: MappedBackend) -> tuple[int, Any]:
+    """The status and JSON of ``GET /brain/ready`` over ``backend`` (closed afterwards)."""
+    services = SearchServices(backend=backend)
+    app = Starlette(routes=[Route("/brain/ready", readiness_endpoint(lambda: services, timeout_s=TIMEOUT + SLACK))])
+    try:
+        response = TestClient(app).get("/brain/ready")
+    finally:
+        backend.close()
+    return response.status_code, response.json()
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_readiness_checks_the_weaviate_sources_too(team: Team, shape: str) -> None:
+    assert ready_answer(built(team, shape)) == (
+        200,
+        {"status": "ready", "backends": {"neo4j": "ready", "weaviate": "ready"}},
+    )
+    port = closed_port()
+    other = next(p for p in iter(closed_port, None) if p != port)  # the client refuses one port for both
+    closed = built(team, shape, http_port=port, grpc_port=other, timeout_s=TIMEOUT)
+    assert ready_answer(closed) == (
+        503,
+        {
+            "status": "unavailable",
+            "backends": {"neo4j": "ready", "weaviate": "unavailable"},
+            "unavailable": ["weaviate"],
+        },
+    )
+
+
+def test_a_mapped_search_whose_neo4j_is_down_fails_naming_it(team: Team) -> None:
+    """No vector-only mode on a mapped graph (docs/degradation.md): with its Weaviate sources up, a
+    search whose Neo4j is down is a 503 naming ``neo4j``, never hits the graph could not check."""
+    mapping = read_mapping(team.files["tenant-property"])
+    client = Neo4jClient(uri=f"bolt://127.0.0.1:{closed_port()}", user="neo4j", password="unused", timeout_s=TIMEOUT)
+    sources = [
+        WeaviateSource.from_mapping(mapping, config, **connection())
+        for config in mapping.vectors
+        if isinstance(config, WeaviateVectors)
+    ]
+    backend = MappedBackend.with_neo4j_sources(mapping, client, weaviate_sources=sources)
+    services = SearchServices(backend=backend, profiles=team.embedded.profiles)
+    request, principal = SEARCHES["secured-with-principal"]
+    try:
+        with pytest.raises(BackendUnavailableError) as raised:
+            run(services, request, principal)
+    finally:
+        backend.close()
+    assert raised.value.backend == "neo4j"

@@ -22,6 +22,7 @@ RESULT_FIELDS = f"""
   }}
   filtersApplied {{ projectKey profileKinds nodeTypes namespaces tags updatedAfter maxAgeDays asOf }}
   warnings {{ code message }}
+  graphContextIncluded
 """
 BRAIN_SEARCH = f"""
 query BrainSearch($queryText: String!, $filter: BrainSearchFilterInput!, $options: BrainSearchOptionsInput) {{

@@ -22,7 +22,10 @@ pytestmark = pytest.mark.server
 
 STEP_WRITES = {
     "embed": ["request", "queryVectors", "callerKey"],
-    "retrieve": ["hits", "filtersApplied", "warnings", "nodeRecords", "seedLinks", "seedScores", "hitSources"],
+    "retrieve": [
+        *("hits", "filtersApplied", "warnings", "nodeRecords", "seedLinks", "seedScores", "hitSources"),
+        "graphContextIncluded",
+    ],
     "expand": ["graphNodes", "graphEdges", "nodeRecords", "candidates", "clusterMemberships", "passageTexts"],
     "score_episodes": ["episodes", "episodeLabels"],
     "assemble_passages": ["passages"],
@@ -93,7 +96,7 @@ def test_output_and_context_schemas(schemas: dict[str, Any]) -> None:
     output = schemas["output_schema"]
     assert list(output["properties"]) == [
         *("hits", "episodes", "graphNodes", "graphEdges", "passages", "promptPack", "candidates"),
-        *("filtersApplied", "warnings"),
+        *("filtersApplied", "warnings", "graphContextIncluded"),
     ]
     pack = _resolve(output, output["properties"]["promptPack"])
     assert set(pack["properties"]) == {"contextMarkdown", "citations"}

@@ -9,6 +9,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from brain_graph.nodes.build_pack import NO_GRAPH_LINE
 from tests.helpers import edge, node
 
 TENANT = "evil"
@@ -204,6 +205,7 @@ def outside_fences(markdown: str) -> list[str]:
 PACK_LINE = re.compile(
     r"# Brain search context|## (Episodes|Sources|Graph facts|Passages)|\*\*Query:\*\* .+|\*\*Scope:\*\* tenant .+"
     r"|\*\*Filters:\*\* .+|\d+\. \*\*.+|- \[\d+\] \*\*.+|- \[\d+\] .+ -.+-> \[\d+\] .+|### \[\d+\] .+|_.+_|"
+    rf"|{re.escape(NO_GRAPH_LINE)}"
 )
 
 

@@ -137,6 +137,7 @@ def with_hits(services: SearchServices, raw: dict[str, Any], *ids: str) -> dict[
         "nodeRecords": {i: records[i] for i in ids},
         "seedLinks": [link_row(link) for link in links] if types else None,
         "seedScores": None,
+        "graphContextIncluded": True,
     }
 
 

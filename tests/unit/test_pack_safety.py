@@ -48,6 +48,7 @@ from brain_graph.nodes.assemble_passages import fit_passage, passage_text
 from brain_graph.nodes.build_pack import (
     FACTS_LEFT_OUT,
     LEFT_OUT,
+    NO_GRAPH_LINE,
     SOURCE_LINE,
     context_markdown_bound,
     render_markdown,
@@ -294,9 +295,11 @@ def _lines(markdown: str, section: str) -> list[str]:
     ],
     ids=["defaults", "everything-cited", "tiny"],
 )
-def test_context_markdown_never_exceeds_its_bound(limits: SearchLimits) -> None:
+@pytest.mark.parametrize("graph_context", [True, False], ids=["graph", "vector-only"])
+def test_context_markdown_never_exceeds_its_bound(limits: SearchLimits, graph_context: bool) -> None:
     inputs = _maximal_inputs(limits)
-    markdown = render_markdown(*inputs, limits)
+    markdown = render_markdown(*inputs, limits, graph_context=graph_context)
+    assert (NO_GRAPH_LINE in markdown) is not graph_context
     bound = context_markdown_bound(limits)
     assert len(markdown) <= bound
     assert len(markdown) >= 0.8 * bound  # the bound is derived, not padded

@@ -26,6 +26,7 @@ def test_updates_carry_every_key_a_step_wrote(small_graph: BrainSearchGraph) -> 
         "hitSources",
         "filtersApplied",
         "warnings",
+        "graphContextIncluded",
     }
     assert set(by_step["expand"]) == {
         "graphNodes",

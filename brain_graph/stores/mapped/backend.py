@@ -18,8 +18,9 @@ and passage texts together).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -42,7 +43,11 @@ from brain_graph.stores.mapped.sources import VectorSource
 from brain_graph.stores.mapped.vectors import MappedVectorIndex
 from brain_graph.stores.neo4j_weaviate.backend import Neo4jWeaviateSettings
 from brain_graph.stores.neo4j_weaviate.neo4j.client import Neo4jClient
+from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND as WEAVIATE
 from brain_graph.stores.readiness import Check
+
+if TYPE_CHECKING:
+    from brain_graph.stores.mapped.weaviate_source import WeaviateSource
 
 
 class ReadOnlyBackendError(ConfigurationError):
@@ -176,13 +181,27 @@ class MappedBackend:
         return {"neo4j": self.neo4j.round_trips}
 
     def readiness_checks(self) -> dict[str, Check]:
-        """Neo4j answers (the vector sources are checked by the searches that use them)."""
-        return {"neo4j": self.neo4j.ping}
+        """Neo4j answers, and so does Weaviate when the mapping reads vectors from it (one request per
+        Weaviate source: :meth:`~brain_graph.stores.mapped.weaviate_source.WeaviateSource.ping`),
+        named as a search's failure names them; Neo4j vector indexes are Neo4j's."""
+        from brain_graph.stores.mapped.weaviate_source import WeaviateSource
+
+        checks: dict[str, Check] = {"neo4j": self.neo4j.ping}
+        weaviate = [source for _, source in sorted(self.sources.items()) if isinstance(source, WeaviateSource)]
+        if weaviate:
+            checks[WEAVIATE] = partial(ping_all, weaviate)
+        return checks
 
     def close(self) -> None:
         for source in self.sources.values():
             source.close()
         self.neo4j.close()
+
+
+def ping_all(sources: Sequence[WeaviateSource]) -> None:
+    """Returns when every one of ``sources`` answers its ping; else raises the first failure."""
+    for source in sources:
+        source.ping()
 
 
 def neo4j_client(settings: Neo4jWeaviateSettings) -> Neo4jClient:

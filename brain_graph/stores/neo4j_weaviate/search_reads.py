@@ -45,6 +45,7 @@ from brain_graph.stores.neo4j_weaviate.generation_cache import GenerationCache
 from brain_graph.stores.neo4j_weaviate.neo4j.generations import Neo4jGenerations
 from brain_graph.stores.neo4j_weaviate.neo4j.search_reads import Neo4jSearchReads
 from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import max_copied, score_copies
+from brain_graph.stores.neo4j_weaviate.vector_only import GRAPH_SERVICE, WeaviateOnlyReads
 from brain_graph.stores.neo4j_weaviate.weaviate.index import WeaviateVectorIndex
 from brain_graph.stores.search_reads import searched_profiles
 
@@ -52,7 +53,10 @@ GENERATION_REDOS = 2  # redos of a search whose generation moved (one per flip i
 
 
 class ServerSearchReads:
-    """:class:`~brain_graph.stores.base.SearchReads` over Weaviate (vectors) and Neo4j (the graph)."""
+    """:class:`~brain_graph.stores.base.SearchReads` over Weaviate (vectors) and Neo4j (the graph); also
+    :class:`~brain_graph.stores.vector_only.GraphlessSearch` (:mod:`.vector_only`)."""
+
+    graph_service = GRAPH_SERVICE
 
     def __init__(self, graph: Neo4jSearchReads, generations: Neo4jGenerations, index: WeaviateVectorIndex) -> None:
         self._graph = graph
@@ -152,3 +156,7 @@ class ServerSearchReads:
 
     def context(self, request: ContextRequest, *, scope: AccessScope) -> SearchContext:
         return self._graph.context(request, scope=scope)
+
+    def without_graph(self, tenant_id: str) -> WeaviateOnlyReads:
+        """The reads of a search of ``tenant_id`` from Weaviate alone (:mod:`.vector_only`)."""
+        return WeaviateOnlyReads.of_tenant(self._index, tenant_id)
