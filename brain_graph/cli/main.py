@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    rich_markup_mode=None,
+    rich_markup_mode=None,  # click's plain help: paragraphs rewrapped to the width, no "<bool>" on flags
     help="Deterministic GraphRAG search for LangGraph.",
 )
 
@@ -127,7 +127,7 @@ STORE_HELP = "Embedded store file (overrides the configuration)."
 @app.command()
 def load(
     path: Annotated[
-        Path | None, typer.Argument(metavar="[PATH]", help="Dataset file (JSON, see docs/dataset-format.md).")
+        Path | None, typer.Argument(metavar="PATH", help="Dataset file (JSON, see docs/dataset-format.md).")
     ] = None,
     example: Annotated[bool, typer.Option("--example", help="Load the bundled example graph.")] = False,
     merge: Annotated[bool, typer.Option("--merge", help="Upsert into the tenants instead of replacing them.")] = False,
@@ -280,7 +280,7 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as camelCase JSON.")] = False,
     store: Annotated[Path | None, typer.Option(metavar="FILE", help=STORE_HELP)] = None,
 ) -> None:
-    """Search and print the markdown prompt pack (--json: the whole result).
+    """Search and print the prompt pack (--json: the whole result).
 
     A search is secured unless --public: it needs --principal (and its --group memberships) and returns
     public items plus the secured items their ACLs grant; with --public it returns public items only.
@@ -376,7 +376,7 @@ PROFILES_CONFLICTS = (
 def profiles(
     dataset: Annotated[
         Path | None,
-        typer.Argument(metavar="[DATASET]", help="With --check: a dataset file to check the profiles against."),
+        typer.Argument(metavar="DATASET", help="With --check: a dataset file to check the profiles against."),
     ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Check the profiles (and DATASET); exit 1 on warnings.")
@@ -459,7 +459,10 @@ def demo(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
 ) -> None:
-    """Load the example graph into the embedded store and run example searches."""
+    """Load the example graph and run example searches on it.
+
+    The graph goes into the embedded store (--store, else the configured one).
+    """
     from brain_graph.core.contracts import BrainSearchResult
     from brain_graph.core.environment import read_settings
     from brain_graph.core.security import Principal
@@ -519,8 +522,10 @@ def token(
 ) -> None:
     """Mint a bearer token and print only it on stdout.
 
-    The token is signed with BRAIN_GRAPH_AUTH_SECRET; use it as TOKEN=$(brain-graph token -s alice
-    --tenant acme).
+    The token is signed with BRAIN_GRAPH_AUTH_SECRET. For example:
+
+    \b
+    TOKEN=$(brain-graph token -s alice --tenant acme)
     """
     from brain_graph.auth.settings import load_auth_settings
     from brain_graph.auth.tokens import DEFAULT_TTL_S
