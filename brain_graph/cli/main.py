@@ -20,9 +20,12 @@ from brain_graph.core.errors import (
     ConfigurationError,
     DatasetError,
     InvalidRequestError,
+    shown,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rich.console import Console
 
     from brain_graph.indexing.coverage import Coverage
@@ -184,6 +187,7 @@ def index(
     try:
         services = _services(store)
         try:
+            _check_profile_ids(services, profile or ())
             indexer = Indexer(services.backend, services.profiles)
             plan = indexer.plan(tenant, profile, full=full)
             total = indexer.total_nodes(plan)
@@ -210,6 +214,16 @@ def index(
 
 INDEX_FLAGS = {"tenants": "--tenant", "profiles": "--profile"}
 """The fields of an index plan and the flags of ``index`` that set them."""
+
+
+def _check_profile_ids(services: SearchServices, profile_ids: Sequence[str]) -> None:
+    """Refuse profile ids the configuration does not declare, as a bad ``profiles`` field (``--profile``)."""
+    known = [p.profile_id for p in services.profiles.profiles]
+    unknown = sorted(set(profile_ids) - set(known))
+    if unknown:
+        problem = f"unknown embedding profile(s) {shown(unknown)}; the profiles are {known}"
+        raise InvalidRequestError("profiles", problem)
+
 
 SEARCH_CONFLICTS = (
     ("--principal", "--public", "--public searches public items only, whoever asks; drop one of them"),
