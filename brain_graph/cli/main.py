@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from brain_graph.core.security import Principal
     from brain_graph.indexing.coverage import Coverage
     from brain_graph.pipeline.services import SearchServices
+    from brain_graph.pipeline.state import BrainSearchInput
 
 app = typer.Typer(
     add_completion=False,
@@ -228,6 +230,7 @@ def _check_profile_ids(services: SearchServices, profile_ids: Sequence[str]) -> 
 SEARCH_CONFLICTS = (
     ("--principal", "--public", "--public searches public items only, whoever asks; drop one of them"),
     ("--group", "--public", "--public searches public items only, whoever asks; drop one of them"),
+    ("--server", "--store", "the server searches its own store"),
 )
 
 
@@ -293,13 +296,27 @@ def search(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as camelCase JSON.")] = False,
     store: Annotated[Path | None, typer.Option(metavar="FILE", help=STORE_HELP)] = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", metavar="URL", help="Search through this running LangGraph server instead."),
+    ] = None,
 ) -> None:
     """Search and print the prompt pack (--json: the whole result).
 
     A search is secured unless --public: it needs --principal (and its --group memberships) and returns
     public items plus the secured items their ACLs grant; with --public it returns public items only.
+
+    With --server URL the search runs on that brain-graph LangGraph server, which keeps its embedding
+    model loaded: no model load per command. The principal is sent as a 60-second token minted with
+    BRAIN_GRAPH_AUTH_SECRET when it is set, else in the run context (a server in insecure mode).
     """
-    given = {"--principal": principal is not None, "--group": bool(group), "--public": public}
+    given = {
+        "--principal": principal is not None,
+        "--group": bool(group),
+        "--public": public,
+        "--server": server is not None,
+        "--store": store is not None,
+    }
     refusal = conflict(given, SEARCH_CONFLICTS)
     if refusal is None and group and principal is None:
         refusal = "--group needs --principal: groups belong to the principal searching"
@@ -308,8 +325,7 @@ def search(
         raise typer.Exit(code=2)
     from brain_graph.core.contracts import BrainSearchResult
     from brain_graph.core.security import Principal
-    from brain_graph.graphs.search import build_graph
-    from brain_graph.pipeline.state import BrainSearchContext, search_input
+    from brain_graph.pipeline.state import search_input
 
     options = {
         key: value
@@ -339,15 +355,12 @@ def search(
     )
     try:
         who = Principal(principal, tuple(group or ())) if principal is not None else None
-        services = _services(store)
-        try:
-            if who is None and not public and not services.service_principal:
-                raise _refused_without_principal()
-            output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
-            if not output["hits"]:
-                _say_if_empty(services, tenant)
-        finally:
-            services.backend.close()
+        if server is not None:
+            from brain_graph.cli.server_search import search_on_server
+
+            output: Any = search_on_server(server, request, who)
+        else:
+            output = _search_here(request, who, store, tenant=tenant, public=public)
     except InvalidRequestError as error:
         raise _fail(on_the_command_line(error, SEARCH_FLAGS)) from None
     except BrainGraphError as error:
@@ -359,6 +372,25 @@ def search(
         sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
     else:
         sys.stdout.write(result.prompt_pack.context_markdown)
+
+
+def _search_here(
+    request: BrainSearchInput, who: Principal | None, store: Path | None, *, tenant: str, public: bool
+) -> Any:
+    """The output of the search of ``tenant`` in this process, on the configured backend (or ``store``)."""
+    from brain_graph.graphs.search import build_graph
+    from brain_graph.pipeline.state import BrainSearchContext
+
+    services = _services(store)
+    try:
+        if who is None and not public and not services.service_principal:
+            raise _refused_without_principal()
+        output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
+        if not output["hits"]:
+            _say_if_empty(services, tenant)
+        return output
+    finally:
+        services.backend.close()
 
 
 def _refused_without_principal() -> AuthorizationError:
