@@ -92,6 +92,11 @@ def test_a_bad_index_flag_is_named(store: Path, args: list[str], flag: str, prob
         (["search", "q", "--tenant", "t1", "--public", "--principal", "bob"], ("--principal", "--public")),
         (["search", "q", "--tenant", "t1", "--public", "--group", "security"], ("--group", "--public")),
         (["search", "q", "--tenant", "t1", "--group", "security"], ("--group", "--principal")),
+        (["search", "q", "--tenant", "t1", "--public", "--as-of", "2024-09-01"], ("--as-of", "--max-age-days")),
+        (
+            ["search", "q", "--tenant", "t1", "--public", "--server", "http://x", "--store", "s"],
+            ("--server", "--store"),
+        ),
         (["profiles", "--default", "--check"], ("--default", "--check")),
         (["profiles", "--default", "--file", "p.toml"], ("--default", "--file")),
         (["attach", "--check", "m.toml", "--out", "o.toml"], ("--check", "--out")),
@@ -100,6 +105,7 @@ def test_a_bad_index_flag_is_named(store: Path, args: list[str], flag: str, prob
     ],
 )
 def test_conflicting_flags_are_refused_naming_both(args: list[str], named: tuple[str, str]) -> None:
+    """Both flags named; before anything runs (the store and mapping files named here do not exist)."""
     line = _refused(args)
     assert line.startswith("error: ")
     assert all(flag in line for flag in named)

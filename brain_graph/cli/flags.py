@@ -50,10 +50,18 @@ def on_the_command_line(error: InvalidRequestError, flags: Mapping[str, str] = S
     return error if flag is None else InvalidRequestError(flag, error.problem)
 
 
-def conflict(given: Mapping[str, bool], pairs: tuple[tuple[str, str, str], ...]) -> str | None:
+def conflict(
+    given: Mapping[str, bool],
+    pairs: tuple[tuple[str, str, str], ...],
+    needs: tuple[tuple[str, str, str], ...] = (),
+) -> str | None:
     """The one-line refusal of the first pair of ``pairs`` (flag, flag, why) whose flags are both
-    ``given``; ``None`` when no pair is."""
+    ``given``, else of the first of ``needs`` (flag, the flag it needs, why) given without the flag it
+    needs; ``None`` when the flags agree."""
     for first, second, why in pairs:
         if given.get(first) and given.get(second):
             return f"{first} and {second} cannot be given together: {why}"
+    for flag, needed, why in needs:
+        if given.get(flag) and not given.get(needed):
+            return f"{flag} needs {needed}: {why}"
     return None

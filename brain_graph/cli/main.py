@@ -1,4 +1,8 @@
-"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``."""
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``.
+
+Each command imports what it runs inside its body, so ``--help`` and ``--version`` load no LangGraph,
+store client, numpy or model. Bad input is one ``error:`` line naming the flag (exit 2).
+"""
 
 from __future__ import annotations
 
@@ -232,6 +236,10 @@ SEARCH_CONFLICTS = (
     ("--group", "--public", "--public searches public items only, whoever asks; drop one of them"),
     ("--server", "--store", "the server searches its own store"),
 )
+SEARCH_NEEDS = (
+    ("--group", "--principal", "groups belong to the principal searching"),
+    ("--as-of", "--max-age-days", "--as-of is the time --max-age-days counts back from"),
+)
 
 
 @app.command()
@@ -316,10 +324,10 @@ def search(
         "--public": public,
         "--server": server is not None,
         "--store": store is not None,
+        "--as-of": as_of is not None,
+        "--max-age-days": max_age_days is not None,
     }
-    refusal = conflict(given, SEARCH_CONFLICTS)
-    if refusal is None and group and principal is None:
-        refusal = "--group needs --principal: groups belong to the principal searching"
+    refusal = conflict(given, SEARCH_CONFLICTS, SEARCH_NEEDS)
     if refusal is not None:
         sys.stderr.write(f"error: {refusal}\n")
         raise typer.Exit(code=2)
@@ -577,6 +585,8 @@ def token(
     from brain_graph.auth.tokens import DEFAULT_TTL_S
 
     try:
+        if not subject:
+            raise InvalidRequestError("context.principal.principalId", "a token needs a principal id (got '')")
         issuer = load_auth_settings().issuer_for_minting()
         minted = issuer.mint(
             subject,
@@ -585,9 +595,22 @@ def token(
             scopes=scope or ("reader",),
             ttl_s=DEFAULT_TTL_S if ttl is None else ttl,
         )
+    except InvalidRequestError as error:
+        raise _fail(on_the_command_line(error, TOKEN_FLAGS)) from None
     except BrainGraphError as error:
         raise _fail(error) from None
     sys.stdout.write(minted + "\n")
+
+
+TOKEN_FLAGS = {
+    "context.principal.principalId": "--subject",
+    "context.principal.tenants": "--tenant",
+    "context.principal.groups": "--group",
+    "tenant": "--tenant",
+    "scope": "--scope",
+    "ttl": "--ttl",
+}
+"""The fields a token's minting checks and the flags of ``token`` that set them."""
 
 
 ATTACH_CONFLICTS = (
