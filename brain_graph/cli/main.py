@@ -1,22 +1,22 @@
-"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``."""
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``.
+
+Each command imports what it runs inside its body, so ``--help`` and ``--version`` load no LangGraph,
+store client, numpy or model. Bad input is one ``error:`` line naming the flag (exit 2).
+"""
 
 from __future__ import annotations
 
 import io
 import json
 import sys
+from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
 
-from brain_graph.auth.settings import load_auth_settings
-from brain_graph.auth.tokens import DEFAULT_TTL_S
-from brain_graph.cli.progress import ProgressReporter
-from brain_graph.core.contracts import BrainSearchResult
-from brain_graph.core.environment import read_settings
+from brain_graph.cli.flags import SEARCH_FLAGS, conflict, on_the_command_line
 from brain_graph.core.errors import (
     AuthorizationError,
     BrainGraphError,
@@ -24,26 +24,33 @@ from brain_graph.core.errors import (
     ConfigurationError,
     DatasetError,
     InvalidRequestError,
+    shown,
 )
-from brain_graph.core.security import Principal
-from brain_graph.graphs.search import build_graph
-from brain_graph.indexing.coverage import Coverage, coverage
-from brain_graph.indexing.dataset import (
-    collector_paused,
-    embedding_work,
-    example_dataset_path,
-    load_dataset,
-    read_graph,
-)
-from brain_graph.indexing.indexer import Indexer
-from brain_graph.pipeline.config import build_services, configured_profiles_file, load_settings, profiles_from_settings
-from brain_graph.pipeline.services import SearchServices
-from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput, search_input
-from brain_graph.stores.embedded import EmbeddedSettings
-from brain_graph.stores.registry import build_backend
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Deterministic GraphRAG search for LangGraph.")
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
+
+    from brain_graph.core.security import Principal
+    from brain_graph.indexing.coverage import Coverage
+    from brain_graph.pipeline.services import SearchServices
+    from brain_graph.pipeline.state import BrainSearchInput
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,  # click's plain help: paragraphs rewrapped to the width, no "<bool>" on flags
+    help="Deterministic GraphRAG search for LangGraph.",
+)
+
+
+@cache
+def _err() -> Console:
+    """The console of stderr for notes, warnings and progress (rich is imported on first use)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _print_version(value: bool) -> None:
@@ -88,47 +95,64 @@ def _fail(error: BrainGraphError) -> typer.Exit:
 
 def _services(store: Path | None) -> SearchServices:
     """Services from configuration; with ``store``, on that embedded store whatever the backend setting."""
+    from brain_graph.pipeline.config import build_services, load_settings
+    from brain_graph.stores.registry import build_backend
+
     settings = load_settings()
     backend = build_backend("embedded", store_path=store) if store is not None else None
     return build_services(settings, backend=backend)
 
 
 def _load(services: SearchServices, path: Path, replace: bool, *, quiet: bool = False) -> None:
+    from brain_graph.cli.progress import ProgressReporter
+    from brain_graph.indexing.coverage import coverage
+    from brain_graph.indexing.dataset import collector_paused, embedding_work, load_dataset, read_graph
+
     with collector_paused():
         dataset = read_graph(path)
         for line in coverage(dataset.node_records(), services.profiles).warnings():
-            err.print(f"warning: {line}", markup=False, highlight=False)
+            _err().print(f"warning: {line}", markup=False, highlight=False)
         total = embedding_work(dataset.node_records(), services.profiles)
-        with ProgressReporter("embedding", total, err, quiet=quiet) as progress:
+        with ProgressReporter("embedding", total, _err(), quiet=quiet) as progress:
             report = load_dataset(
                 dataset, services.backend, services.profiles, replace=replace, progress=progress.advance
             )
     if not quiet:
-        err.print(
+        _err().print(
             f"loaded {report.nodes} nodes, {report.edges} edges, {report.embedded + report.unchanged} vectors "
             f"from {path} "
             f"into the {services.backend.name} backend in {report.seconds:.1f} s"
         )
     if report.pending:
-        err.print(
+        _err().print(
             f"warning: the embedder failed on {report.pending} node(s); they were loaded without a vector "
             "(pending): run brain-graph index to retry them"
         )
 
 
+STORE_HELP = "Embedded store file (overrides the configuration)."
+
+
 @app.command()
 def load(
-    path: Annotated[Path | None, typer.Argument(help="Dataset file (JSON, see docs/dataset-format.md).")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(metavar="PATH", help="Dataset file (JSON, see docs/dataset-format.md).")
+    ] = None,
     example: Annotated[bool, typer.Option("--example", help="Load the bundled example graph.")] = False,
     merge: Annotated[bool, typer.Option("--merge", help="Upsert into the tenants instead of replacing them.")] = False,
-    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+    store: Annotated[Path | None, typer.Option(metavar="FILE", help=STORE_HELP)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary on stderr.")] = False,
 ) -> None:
-    """Load a dataset (nodes and edges, no vectors needed) into the configured backend and embed it with
-    the configured embedders (idempotent; replaces the dataset's tenants unless --merge)."""
+    """Load a dataset into the configured backend and embed it.
+
+    The dataset holds nodes and edges (no vectors needed); each node is embedded with the embedders of
+    the profiles that cover it. Idempotent: it replaces the dataset's tenants unless --merge.
+    """
     if (path is None) == (not example):
         sys.stderr.write("error: give a dataset PATH or --example (not both)\n")
         raise typer.Exit(code=2)
+    from brain_graph.indexing.dataset import example_dataset_path
+
     source = example_dataset_path() if example else path
     assert source is not None
     try:
@@ -144,99 +168,173 @@ def load(
 @app.command()
 def index(
     tenant: Annotated[
-        list[str] | None, typer.Option("--tenant", help="Tenant to index (repeatable; default: every tenant).")
+        list[str] | None,
+        typer.Option("--tenant", metavar="TENANT", help="Tenant to index (repeatable; default: every tenant)."),
     ] = None,
     profile: Annotated[
-        list[str] | None, typer.Option("--profile", help="Embedding profile id (repeatable; default: all).")
+        list[str] | None,
+        typer.Option("--profile", metavar="PROFILE", help="Embedding profile id (repeatable; default: all)."),
     ] = None,
     full: Annotated[
-        bool, typer.Option("--full", help="Re-embed every node (required after changing a profile's embedder).")
+        bool, typer.Option("--full", help="Re-embed every node (needed after changing a profile's embedder).")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no summary on stderr.")] = False,
-    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+    store: Annotated[Path | None, typer.Option(metavar="FILE", help=STORE_HELP)] = None,
 ) -> None:
-    """Bring the vectors in step with the graph: embed new and changed nodes, delete the vectors of
-    deleted ones, retry pending ones. A second run over unchanged data embeds nothing."""
+    """Bring the vectors in step with the graph.
+
+    Embeds new and changed nodes, deletes the vectors of deleted ones and retries pending ones. A second
+    run over unchanged data embeds nothing (and loads no embedding model).
+    """
+    from brain_graph.cli.progress import ProgressReporter
+    from brain_graph.indexing.indexer import Indexer
+
     try:
         services = _services(store)
         try:
+            _check_profile_ids(services, profile or ())
             indexer = Indexer(services.backend, services.profiles)
             plan = indexer.plan(tenant, profile, full=full)
             total = indexer.total_nodes(plan)
-            with ProgressReporter("indexing", total, err, quiet=quiet or as_json) as progress:
+            with ProgressReporter("indexing", total, _err(), quiet=quiet or as_json) as progress:
                 report = indexer.execute(plan, progress=progress.advance)
         finally:
             services.backend.close()
+    except InvalidRequestError as error:
+        raise _fail(on_the_command_line(error, INDEX_FLAGS)) from None
     except BrainGraphError as error:
         raise _fail(error) from None
     if as_json:
         body = {"tenants": list(plan.tenants), "profiles": [p.profile_id for p in plan.profiles], **report.to_json()}
         sys.stdout.write(json.dumps(body, sort_keys=True) + "\n")
     elif not quiet:
-        err.print(f"indexed {len(plan.tenants)} tenant(s) in the {services.backend.name} backend: {report.summary()}")
+        _err().print(
+            f"indexed {len(plan.tenants)} tenant(s) in the {services.backend.name} backend: {report.summary()}"
+        )
     if report.pending and not quiet:
-        err.print(
+        _err().print(
             f"warning: {report.pending} node(s) pending: the embedder failed on them; run brain-graph index again"
         )
 
 
+INDEX_FLAGS = {"tenants": "--tenant", "profiles": "--profile"}
+"""The fields of an index plan and the flags of ``index`` that set them."""
+
+
+def _check_profile_ids(services: SearchServices, profile_ids: Sequence[str]) -> None:
+    """Refuse profile ids the configuration does not declare, as a bad ``profiles`` field (``--profile``)."""
+    known = [p.profile_id for p in services.profiles.profiles]
+    unknown = sorted(set(profile_ids) - set(known))
+    if unknown:
+        problem = f"unknown embedding profile(s) {shown(unknown)}; the profiles are {known}"
+        raise InvalidRequestError("profiles", problem)
+
+
+SEARCH_CONFLICTS = (
+    ("--principal", "--public", "--public searches public items only, whoever asks; drop one of them"),
+    ("--group", "--public", "--public searches public items only, whoever asks; drop one of them"),
+    ("--server", "--store", "the server searches its own store"),
+)
+SEARCH_NEEDS = (
+    ("--group", "--principal", "groups belong to the principal searching"),
+    ("--as-of", "--max-age-days", "--as-of is the time --max-age-days counts back from"),
+)
+
+
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="Query text.")],
-    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (required).")],
-    project: Annotated[str | None, typer.Option("--project", help="Project key filter.")] = None,
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Query text.")],
+    tenant: Annotated[str, typer.Option("--tenant", metavar="TENANT", help="Tenant id.")],
+    project: Annotated[str | None, typer.Option("--project", metavar="KEY", help="Project key filter.")] = None,
     kind: Annotated[
         list[str] | None,
-        typer.Option("--kind", help="Profile kind (repeatable), as the profiles file names them: work, doc, code."),
+        typer.Option("--kind", metavar="KIND", help="Profile kind (repeatable), e.g. work, doc, code."),
     ] = None,
-    top_k: Annotated[int | None, typer.Option("--top-k", help="Number of hits (default 20).")] = None,
-    depth: Annotated[int | None, typer.Option("--depth", help="Expansion depth (default 1).")] = None,
-    max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Node cap (default 200).")] = None,
-    max_episodes: Annotated[int | None, typer.Option("--max-episodes", help="Episode cap (default 10).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", metavar="N", help="Number of hits (default 20).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", metavar="N", help="Expansion depth (default 1).")] = None,
+    max_nodes: Annotated[int | None, typer.Option("--max-nodes", metavar="N", help="Node cap (default 200).")] = None,
+    max_episodes: Annotated[
+        int | None, typer.Option("--max-episodes", metavar="N", help="Episode cap (default 10).")
+    ] = None,
     mode: Annotated[
         str | None,
         typer.Option(
             "--mode",
-            help="Retrieval: vector, lexical or hybrid (default: hybrid where the store has lexical documents).",
+            metavar="MODE",
+            help="vector, lexical or hybrid (default: hybrid where the store has lexical documents).",
         ),
     ] = None,
     min_score: Annotated[
-        float | None, typer.Option("--min-score", help="Cite no candidate whose adjusted score is below this.")
+        float | None,
+        typer.Option("--min-score", metavar="SCORE", help="Cite no candidate whose adjusted score is below this."),
     ] = None,
     node_type: Annotated[
         list[str] | None,
-        typer.Option("--node-type", help="Retrieve only nodes of this type (repeatable), e.g. cdm.doc."),
+        typer.Option("--node-type", metavar="TYPE", help="Only nodes of this type (repeatable), e.g. cdm.doc."),
     ] = None,
     namespace: Annotated[
         list[str] | None,
-        typer.Option("--namespace", help="Retrieve only nodes in this namespace (repeatable, case-insensitive)."),
+        typer.Option("--namespace", metavar="NS", help="Only nodes in this namespace (repeatable, any case)."),
     ] = None,
     tag: Annotated[
         list[str] | None,
-        typer.Option("--tag", help="Retrieve only nodes with one of these tags (repeatable, case-insensitive)."),
+        typer.Option("--tag", metavar="TAG", help="Only nodes with one of these tags (repeatable, any case)."),
     ] = None,
     updated_after: Annotated[
         str | None,
-        typer.Option("--updated-after", help="Retrieve only nodes updated at or after this ISO-8601 date or time."),
+        typer.Option("--updated-after", metavar="TIME", help="Only nodes updated at or after this ISO-8601 time."),
     ] = None,
     max_age_days: Annotated[
         int | None,
-        typer.Option("--max-age-days", help="Retrieve only nodes updated at most this many days before --as-of."),
+        typer.Option("--max-age-days", metavar="DAYS", help="Only nodes updated at most DAYS before --as-of."),
     ] = None,
     as_of: Annotated[
         str | None,
-        typer.Option("--as-of", help="The time --max-age-days counts back from (ISO-8601; default BRAIN_GRAPH_CLOCK)."),
+        typer.Option(
+            "--as-of", metavar="TIME", help="The ISO-8601 time --max-age-days counts back from (default: now)."
+        ),
     ] = None,
-    public: Annotated[
-        bool, typer.Option("--public", help="Search public items only (filter.secured=false); no principal needed.")
-    ] = False,
-    principal: Annotated[str | None, typer.Option("--principal", help="Principal id for secured search.")] = None,
-    group: Annotated[list[str] | None, typer.Option("--group", help="Principal group (repeatable).")] = None,
+    public: Annotated[bool, typer.Option("--public", help="Search public items only (no principal needed).")] = False,
+    principal: Annotated[
+        str | None, typer.Option("--principal", metavar="ID", help="Principal id for a secured search.")
+    ] = None,
+    group: Annotated[
+        list[str] | None, typer.Option("--group", metavar="GROUP", help="Group of --principal (repeatable).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as camelCase JSON.")] = False,
-    store: Annotated[Path | None, typer.Option(help="Embedded store file (overrides configuration).")] = None,
+    store: Annotated[Path | None, typer.Option(metavar="FILE", help=STORE_HELP)] = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", metavar="URL", help="Search through this running LangGraph server instead."),
+    ] = None,
 ) -> None:
-    """Search and print the markdown prompt pack (or the full result with --json)."""
+    """Search and print the prompt pack (--json: the whole result).
+
+    A search is secured unless --public: it needs --principal (and its --group memberships) and returns
+    public items plus the secured items their ACLs grant; with --public it returns public items only.
+
+    With --server URL the search runs on that brain-graph LangGraph server, which keeps its embedding
+    model loaded: no model load per command. The principal is sent as a 60-second token minted with
+    BRAIN_GRAPH_AUTH_SECRET when it is set, else in the run context (a server in insecure mode).
+    """
+    given = {
+        "--principal": principal is not None,
+        "--group": bool(group),
+        "--public": public,
+        "--server": server is not None,
+        "--store": store is not None,
+        "--as-of": as_of is not None,
+        "--max-age-days": max_age_days is not None,
+    }
+    refusal = conflict(given, SEARCH_CONFLICTS, SEARCH_NEEDS)
+    if refusal is not None:
+        sys.stderr.write(f"error: {refusal}\n")
+        raise typer.Exit(code=2)
+    from brain_graph.core.contracts import BrainSearchResult
+    from brain_graph.core.security import Principal
+    from brain_graph.pipeline.state import search_input
+
     options = {
         key: value
         for key, value in {
@@ -264,53 +362,50 @@ def search(
         as_of=as_of,
     )
     try:
-        who = Principal(principal, tuple(group or ())) if principal else None
-        services = _services(store)
-        try:
-            output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
-            if not output["hits"]:
-                _say_if_empty(services, tenant)
-        finally:
-            services.backend.close()
+        who = Principal(principal, tuple(group or ())) if principal is not None else None
+        if server is not None:
+            from brain_graph.cli.server_search import search_on_server
+
+            output: Any = search_on_server(server, request, who)
+        else:
+            output = _search_here(request, who, store, tenant=tenant, public=public)
     except InvalidRequestError as error:
-        raise _fail(on_the_command_line(error)) from None
+        raise _fail(on_the_command_line(error, SEARCH_FLAGS)) from None
     except BrainGraphError as error:
         raise _fail(error) from None
     result = BrainSearchResult.model_validate(output)
     for warning in result.warnings:
-        err.print(f"warning: {warning.message}", markup=False, highlight=False)
+        _err().print(f"warning: {warning.message}", markup=False, highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(result.to_wire(), indent=2, ensure_ascii=False, sort_keys=False) + "\n")
     else:
         sys.stdout.write(result.prompt_pack.context_markdown)
 
 
-SEARCH_FLAGS = {
-    "queryText": "QUERY",
-    "filter.tenantId": "--tenant",
-    "filter.projectKey": "--project",
-    "filter.profileKindIn": "--kind",
-    "options.topK": "--top-k",
-    "options.expandDepth": "--depth",
-    "options.maxNodes": "--max-nodes",
-    "options.maxEpisodes": "--max-episodes",
-    "options.retrievalMode": "--mode",
-    "options.minScore": "--min-score",
-    "filter.nodeTypes": "--node-type",
-    "filter.namespaces": "--namespace",
-    "filter.tags": "--tag",
-    "filter.updatedAfter": "--updated-after",
-    "filter.maxAgeDays": "--max-age-days",
-    "filter.asOf": "--as-of",
-}
+def _search_here(
+    request: BrainSearchInput, who: Principal | None, store: Path | None, *, tenant: str, public: bool
+) -> Any:
+    """The output of the search of ``tenant`` in this process, on the configured backend (or ``store``)."""
+    from brain_graph.graphs.search import build_graph
+    from brain_graph.pipeline.state import BrainSearchContext
+
+    services = _services(store)
+    try:
+        if who is None and not public and not services.service_principal:
+            raise _refused_without_principal()
+        output = build_graph(services).invoke(request, context=BrainSearchContext(principal=who))
+        if not output["hits"]:
+            _say_if_empty(services, tenant)
+        return output
+    finally:
+        services.backend.close()
 
 
-def on_the_command_line(error: InvalidRequestError) -> InvalidRequestError:
-    """The error naming the flag of ``search`` that set the field (``options.topK``: ``--top-k``)."""
-    for field, flag in SEARCH_FLAGS.items():
-        if error.field == field or error.field.startswith(field + "."):
-            return InvalidRequestError(flag, error.problem)
-    return error
+def _refused_without_principal() -> AuthorizationError:
+    """The refusal of a secured search without a principal, in the terms of the flags."""
+    return AuthorizationError(
+        "a secured search needs --principal ID (with its --group memberships), or --public for public items only"
+    )
 
 
 def _say_if_empty(services: SearchServices, tenant: str) -> None:
@@ -322,36 +417,55 @@ def _say_if_empty(services: SearchServices, tenant: str) -> None:
             if services.backend.name == "mapped"
             else "fill it with: brain-graph load PATH (or brain-graph load --example)"
         )
-        err.print(f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; {how}")
+        _err().print(f"note: tenant {tenant!r} holds no data in the {services.backend.name} backend; {how}")
+
+
+PROFILES_CONFLICTS = (
+    ("--default", "--check", "--default prints the shipped file and checks nothing"),
+    ("--default", "--file", "--default prints the shipped file, not another one"),
+)
 
 
 @app.command()
 def profiles(
     dataset: Annotated[
-        Path | None, typer.Argument(help="With --check: a dataset file (JSON) to check the profiles against.")
+        Path | None,
+        typer.Argument(metavar="DATASET", help="With --check: a dataset file to check the profiles against."),
     ] = None,
     check: Annotated[
-        bool, typer.Option("--check", help="Check the profiles (and DATASET against them); exit 1 on warnings.")
+        bool, typer.Option("--check", help="Check the profiles (and DATASET); exit 1 on warnings.")
     ] = False,
     file: Annotated[
         Path | None,
-        typer.Option("--file", help="Profiles file to use (default: BRAIN_GRAPH_PROFILES, else the shipped one)."),
+        typer.Option(
+            "--file", metavar="FILE", help="Profiles file (default: BRAIN_GRAPH_PROFILES, else the shipped one)."
+        ),
     ] = None,
     shipped: Annotated[
-        bool, typer.Option("--default", help="Print the shipped profiles file (a start for your own) and exit.")
+        bool, typer.Option("--default", help="Print the shipped profiles file (a start for your own).")
     ] = False,
 ) -> None:
-    """Print the embedding profiles the configuration declares (node types, text fields, embedders);
-    --check DATASET also counts, per node type, the nodes each profile will embed, and warns (one line
-    per kind) of node types no profile covers, fields no node has and fields nothing uses."""
+    """Print the embedding profiles the configuration declares.
+
+    Each profile's node types, text fields and embedder. With --check DATASET, also counts per node type
+    the nodes each profile will embed, and warns (one line per kind) of node types no profile covers,
+    fields no node has and fields nothing uses.
+    """
+    refusal = conflict({"--default": shipped, "--check": check, "--file": file is not None}, PROFILES_CONFLICTS)
+    if refusal is None and dataset is not None and not check:
+        refusal = "DATASET needs --check"
+    if refusal is not None:
+        sys.stderr.write(f"error: {refusal}\n")
+        raise typer.Exit(code=2)
     from brain_graph.embedding.profiles_file import default_profiles_path
 
     if shipped:
         sys.stdout.write(default_profiles_path().read_text(encoding="utf-8"))
         return
-    if dataset is not None and not check:
-        sys.stderr.write("error: DATASET needs --check\n")
-        raise typer.Exit(code=2)
+    from brain_graph.indexing.coverage import coverage
+    from brain_graph.indexing.dataset import read_graph
+    from brain_graph.pipeline.config import configured_profiles_file, load_settings, profiles_from_settings
+
     try:
         settings = load_settings()
         if file is not None:
@@ -394,10 +508,25 @@ def _coverage_lines(found: Coverage) -> list[str]:
 
 @app.command()
 def demo(
-    store: Annotated[Path | None, typer.Option(help="Embedded store file (default: the configured one).")] = None,
+    store: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Embedded store file (default: the configured one).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
 ) -> None:
-    """Load the example graph into the local embedded store and run example searches."""
+    """Load the example graph and run example searches on it.
+
+    The graph goes into the embedded store (--store, else the configured one).
+    """
+    from brain_graph.core.contracts import BrainSearchResult
+    from brain_graph.core.environment import read_settings
+    from brain_graph.core.security import Principal
+    from brain_graph.graphs.search import build_graph
+    from brain_graph.indexing.dataset import example_dataset_path
+    from brain_graph.pipeline.config import build_services, load_settings
+    from brain_graph.pipeline.state import BrainSearchContext, BrainSearchInput
+    from brain_graph.stores.embedded import EmbeddedSettings
+    from brain_graph.stores.registry import build_backend
+
     try:
         path = store or read_settings(EmbeddedSettings).resolved_store_path
         services = build_services(load_settings(), backend=build_backend("embedded", store_path=path))
@@ -407,18 +536,18 @@ def demo(
         _load(services, example_dataset_path(), replace=True, quiet=quiet)
         graph = build_graph(services)
         for request in DEMO_SEARCHES:
-            err.rule(f"search: {request['queryText']!r} tenant={request['filter']['tenantId']}")
+            _err().rule(f"search: {request['queryText']!r} tenant={request['filter']['tenantId']}")
             result = BrainSearchResult.model_validate(graph.invoke(cast(BrainSearchInput, request)))
             sys.stdout.write(result.prompt_pack.context_markdown + "\n")
         secured = {"queryText": "token refresh postmortem", "filter": {"tenantId": "acme", "secured": True}}
-        err.rule("secured search as principal alice (group security)")
+        _err().rule("secured search as principal alice (group security)")
         result = BrainSearchResult.model_validate(
             graph.invoke(
                 cast(BrainSearchInput, secured), context=BrainSearchContext(principal=Principal("alice", ("security",)))
             )
         )
         sys.stdout.write(result.prompt_pack.context_markdown)
-        err.print(f"store: {path}")
+        _err().print(f"store: {path}")
     except BrainGraphError as error:
         raise _fail(error) from None
     finally:
@@ -427,24 +556,68 @@ def demo(
 
 @app.command()
 def token(
-    subject: Annotated[str, typer.Option("--subject", "-s", help="Principal id (the token's sub claim).")],
+    subject: Annotated[
+        str, typer.Option("--subject", "-s", metavar="ID", help="Principal id (the token's sub claim).")
+    ],
     tenant: Annotated[
-        list[str] | None, typer.Option("--tenant", help="Tenant the token may read (required, repeatable).")
+        list[str] | None,
+        typer.Option("--tenant", metavar="TENANT", help="Tenant the token may read (required, repeatable)."),
     ] = None,
-    group: Annotated[list[str] | None, typer.Option("--group", help="Principal group (repeatable).")] = None,
+    group: Annotated[
+        list[str] | None, typer.Option("--group", metavar="GROUP", help="Principal group (repeatable).")
+    ] = None,
     scope: Annotated[
-        list[str] | None, typer.Option("--scope", help="reader or maintainer (repeatable; default: reader).")
+        list[str] | None,
+        typer.Option("--scope", metavar="SCOPE", help="reader or maintainer (repeatable; default: reader)."),
     ] = None,
-    ttl: Annotated[int, typer.Option("--ttl", help="Seconds until the token expires.")] = DEFAULT_TTL_S,
+    ttl: Annotated[
+        int | None, typer.Option("--ttl", metavar="SECONDS", help="Seconds until the token expires (default 3600).")
+    ] = None,
 ) -> None:
-    """Mint a bearer token signed with BRAIN_GRAPH_AUTH_SECRET and print it (only it) on stdout:
-    TOKEN=$(brain-graph token -s alice --tenant acme)."""
+    """Mint a bearer token and print only it on stdout.
+
+    The token is signed with BRAIN_GRAPH_AUTH_SECRET. For example:
+
+    \b
+    TOKEN=$(brain-graph token -s alice --tenant acme)
+    """
+    from brain_graph.auth.settings import load_auth_settings
+    from brain_graph.auth.tokens import DEFAULT_TTL_S
+
     try:
+        if not subject:
+            raise InvalidRequestError("context.principal.principalId", "a token needs a principal id (got '')")
         issuer = load_auth_settings().issuer_for_minting()
-        minted = issuer.mint(subject, tenant or (), groups=group or (), scopes=scope or ("reader",), ttl_s=ttl)
+        minted = issuer.mint(
+            subject,
+            tenant or (),
+            groups=group or (),
+            scopes=scope or ("reader",),
+            ttl_s=DEFAULT_TTL_S if ttl is None else ttl,
+        )
+    except InvalidRequestError as error:
+        raise _fail(on_the_command_line(error, TOKEN_FLAGS)) from None
     except BrainGraphError as error:
         raise _fail(error) from None
     sys.stdout.write(minted + "\n")
+
+
+TOKEN_FLAGS = {
+    "context.principal.principalId": "--subject",
+    "context.principal.tenants": "--tenant",
+    "context.principal.groups": "--group",
+    "tenant": "--tenant",
+    "scope": "--scope",
+    "ttl": "--ttl",
+}
+"""The fields a token's minting checks and the flags of ``token`` that set them."""
+
+
+ATTACH_CONFLICTS = (
+    ("--check", "--out", "--out writes the mapping --suggest drafts"),
+    ("--check", "--labels", "--labels chooses what --suggest reads"),
+    ("--check", "--no-weaviate", "--no-weaviate changes what --suggest reads"),
+)
 
 
 @app.command()
@@ -455,22 +628,35 @@ def attach(
     check: Annotated[
         Path | None, typer.Option("--check", metavar="MAPPING", help="Check a mapping file against the live data.")
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="With --suggest: write the mapping to this file.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="FILE", help="With --suggest: write the mapping to FILE.")
+    ] = None,
     labels: Annotated[
         str | None,
-        typer.Option("--labels", help="With --suggest: the labels to read, comma-separated names or * patterns."),
+        typer.Option("--labels", metavar="LABELS", help="With --suggest: labels to read (comma-separated, * ok)."),
     ] = None,
     weaviate: Annotated[
         bool, typer.Option("--weaviate/--no-weaviate", help="With --suggest: also read the Weaviate collections.")
     ] = True,
     sample: Annotated[
-        int, typer.Option("--sample", min=1, max=100_000, help="Nodes read of each label (its first ones).")
+        int, typer.Option("--sample", metavar="N", min=1, max=100_000, help="Nodes read of each label (its first N).")
     ] = 1_000,
 ) -> None:
-    """Attach to an existing Neo4j graph (and Weaviate), read only, with the NEO4J_* and WEAVIATE_*
-    settings: --suggest prints a draft mapping for BRAIN_GRAPH_MAPPING, --check MAPPING reports its
-    problems (one line each, naming the mapping key) and counts; exit 0 when usable, 2 when not."""
-    from brain_graph.pipeline.config import profiles_from_settings, safe_edge_type_names
+    """Attach read-only to an existing Neo4j graph (and Weaviate).
+
+    Uses the NEO4J_* and WEAVIATE_* settings. --suggest prints a draft mapping for BRAIN_GRAPH_MAPPING;
+    --check MAPPING reports its problems (one line each, naming the mapping key) and counts, and exits 0
+    when the mapping is usable, 2 when not.
+    """
+    if suggest == (check is not None):
+        sys.stderr.write("error: give --suggest or --check MAPPING (one of them)\n")
+        raise typer.Exit(code=2)
+    given = {"--check": check is not None, "--out": out is not None, "--labels": labels is not None}
+    refusal = conflict({**given, "--no-weaviate": not weaviate}, ATTACH_CONFLICTS)
+    if refusal is not None:
+        sys.stderr.write(f"error: {refusal}\n")
+        raise typer.Exit(code=2)
+    from brain_graph.pipeline.config import load_settings, profiles_from_settings, safe_edge_type_names
     from brain_graph.stores.mapped.attach import (
         ProfileSpec,
         check_mapping,
@@ -480,9 +666,6 @@ def attach(
         suggest_mapping,
     )
 
-    if suggest == (check is not None):
-        sys.stderr.write("error: give --suggest or --check MAPPING (one of them)\n")
-        raise typer.Exit(code=2)
     if check is not None and not check.is_file():
         sys.stderr.write(f"error: --check {str(check)!r}: no such mapping file\n")
         raise typer.Exit(code=2)
@@ -510,7 +693,7 @@ def attach(
             else:
                 out.write_text(text, encoding="utf-8")
                 m = suggested.mapping
-                err.print(
+                _err().print(
                     f"wrote {out}: {len(m.nodes)} label(s), {len(m.edges)} relationship type(s), "
                     f"{len(m.vectors)} vector source(s), {len(suggested.guesses)} guess(es) marked '# guessed:'"
                 )

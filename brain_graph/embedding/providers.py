@@ -43,6 +43,7 @@ from brain_graph.embedding.hosted import (
     parse_provider,
 )
 from brain_graph.embedding.lexical import LexicalHashEmbeddings
+from brain_graph.embedding.model_dimension import declared_dimension
 
 LEXICAL: Final = "lexical"
 SENTENCE_TRANSFORMERS: Final = "sentence-transformers"
@@ -368,6 +369,13 @@ def _offline() -> Iterator[None]:
                 os.environ[name] = value
 
 
+def _measured_dimension(model: Any) -> int:
+    """A loaded model's output size (asked, else measured on a probe text)."""
+    measure = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    size = measure()
+    return int(size) if size else len(model.encode(["dimension probe"])[0])
+
+
 def _load_model(folder: Path) -> Any:
     """``SentenceTransformer(folder)`` on the CPU, from local files only; a failure is a ConfigurationError."""
     with _offline():
@@ -409,17 +417,25 @@ class SentenceTransformerEmbeddings(Embeddings):
     def _loaded(self) -> Any:
         with self._lock:
             if self._model is None:
-                self._model = _load_model(self.folder)
+                model = _load_model(self.folder)
+                measured = _measured_dimension(model)
+                if self._dimension is not None and self._dimension != measured:
+                    raise ConfigurationError(
+                        f"the sentence-transformers model in {self.folder} outputs {measured} dimensions, its "
+                        f"files declare {self._dimension}"
+                    )
+                self._model, self._dimension = model, measured
             return self._model
 
     @property
     def dimension(self) -> int:
-        """The vector size (loads the model)."""
+        """The vector size: as the model's files declare it (without loading the model; checked when
+        it loads), else measured on the loaded model."""
         if self._dimension is None:
-            model = self._loaded()
-            measure = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-            size = measure()
-            self._dimension = int(size) if size else len(model.encode(["dimension probe"])[0])
+            self._dimension = declared_dimension(self.folder)
+        if self._dimension is None:
+            self._loaded()
+        assert self._dimension is not None
         return self._dimension
 
     @property

@@ -68,7 +68,7 @@ def test_the_cli_reports_a_malformed_tenant_in_one_line(tmp_path: Path, small_se
     store = tmp_path / "store.sqlite3"
     result = CliRunner().invoke(app, ["index", "--store", str(store), "--tenant", "t1 "])
     assert result.exit_code == 2
-    assert result.stderr == "error: invalid request: tenants.0: must not start or end with white space (got 't1 ')\n"
+    assert result.stderr == "error: invalid request: --tenant: must not start or end with white space (got 't1 ')\n"
 
 
 def test_the_installed_command_reports_a_non_utf8_tenant_in_one_line(
@@ -79,7 +79,7 @@ def test_the_installed_command_reports_a_non_utf8_tenant_in_one_line(
     completed = subprocess.run([*command, "--tenant", b"\xff", "--json"], capture_output=True, check=False)
     stderr = completed.stderr.decode("utf-8")
     assert completed.returncode == 2, stderr
-    assert stderr.startswith("error: invalid request: tenants.0: ")
+    assert stderr.startswith("error: invalid request: --tenant: ")
     assert "U+DCFF" in stderr
     assert stderr.count("\n") == 1
     assert "Traceback" not in stderr
