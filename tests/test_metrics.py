@@ -181,3 +181,14 @@ def test_a_failed_run_event_naming_an_authorization_error_is_rewritten_without_f
     assert CallerErrorsAtInfo().filter(record)
     assert record.msg == {"event": "request refused: UNAUTHORIZED: no principal", "level": "info"}
     assert record.levelno == logging.INFO
+
+
+def test_graphql_logs_a_refused_search_as_one_info_line(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="brain_graph.graphql")
+    response = client.post(
+        "/graphql", json={"query": SEARCH % ("x", ", options: {topK: 5000}")}, headers={"X-Request-ID": "gql-bad-1"}
+    )
+    assert response.json()["errors"]
+    [record] = [r for r in caplog.records if r.name == "brain_graph.graphql"]
+    assert (record.levelno, record.exc_info, record.request_id) == (logging.INFO, None, "gql-bad-1")  # type: ignore[attr-defined]
+    assert record.getMessage().startswith("request refused: BAD_USER_INPUT: invalid request: options.topK")

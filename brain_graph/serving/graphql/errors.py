@@ -154,11 +154,15 @@ def format_error(error: GraphQLError, debug: bool = False) -> dict[str, Any]:
 
 
 class ServerErrorLog(logging.LoggerAdapter[logging.Logger]):
-    """Ariadne's error log without the caller's errors: a refused token, a tenant outside the token or
-    an invalid argument is an answer, not a server fault, and gets no traceback in the server log."""
+    """Ariadne's error log with the caller's errors at INFO: a refused token, a tenant outside the
+    token or an invalid argument is an answer, not a server fault, and is one line with its code,
+    without a traceback; server faults stay at ERROR with theirs."""
 
     def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
         if isinstance(msg, GraphQLError) and not _is_server_fault(msg):
+            original = msg.original_error
+            code = (msg.extensions or {}).get("code") or (code_of(original) if original is not None else BAD_USER_INPUT)
+            super().log(logging.INFO, "request refused: %s: %s", code, one_line_message(msg.message, 500))
             return
         super().log(level, msg, *args, **kwargs)
 
