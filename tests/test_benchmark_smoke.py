@@ -6,14 +6,16 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import neo4j
 import pytest
 
-from benchmarks import server_cpu, statements, step_profile, synthetic
+from benchmarks import observability_overhead, server_cpu, statements, step_profile, synthetic
 from benchmarks.report import PeerRow, Row, latency, percentile, text_table, write_results
-from brain_graph.graphs.search import PIPELINE, compile_steps
+from brain_graph.graphs.search import PIPELINE, build_graph, compile_steps
 from brain_graph.indexing.dataset import read_graph
+from brain_graph.observability.metrics import REGISTRY
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.neo4j_weaviate.neo4j import cypher
 
@@ -199,3 +201,30 @@ def test_mapped_latency_smoke_searches_both_systems_on_the_real_servers(tmp_path
             database_=settings.neo4j_database,
         ).records[0]["indexes"]
     assert (left, indexes) == ([0, 0], 0)
+
+
+def test_the_overhead_benchmarks_uninstrumented_searches_record_no_metric(
+    example_services: SearchServices,
+) -> None:
+    """Inside ``uninstrumented()`` a search moves none of the run, step and backend-read metrics and
+    returns the same pack; outside it, each of them moves."""
+    graph = build_graph(example_services)
+    request: Any = {"queryText": "token refresh outage", "filter": {"tenantId": "acme", "secured": False}}
+
+    samples: tuple[tuple[str, dict[str, str]], ...] = (
+        ("brain_graph_search_seconds_count", {}),
+        ("brain_graph_searches_total", {"outcome": "ok"}),
+        ("brain_graph_step_seconds_count", {"step": "retrieve", "backend": "embedded", "outcome": "ok"}),
+        ("brain_graph_backend_call_seconds_count", {"backend": "embedded", "operation": "seeds", "outcome": "ok"}),
+    )
+
+    def counts() -> tuple[float, ...]:
+        return tuple(REGISTRY.get_sample_value(name, labels) or 0.0 for name, labels in samples)
+
+    before = counts()
+    with observability_overhead.uninstrumented():
+        quiet = graph.invoke(request)
+    assert counts() == before
+    measured = graph.invoke(request)
+    assert all(after > earlier for after, earlier in zip(counts(), before, strict=True))
+    assert json.dumps(quiet, sort_keys=True) == json.dumps(measured, sort_keys=True)

@@ -5,7 +5,8 @@ python-json-logger), to stderr with the request id.
 
 Errors of the caller's request (:data:`CALLER_ERRORS`) that a host logs with a traceback (the
 LangGraph server's run worker logs every failed run so) are rewritten by :class:`CallerErrorsAtInfo`
-to one INFO line with the error's code: they are answers, not faults of the server.
+to one INFO line with the error's code: they are answers, not faults of the server. A record about a
+brain-graph error carries its code as ``code`` (:class:`ErrorCodes`), a field of the JSON lines.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ CALLER_ERRORS: tuple[type[BrainGraphError], ...] = (
     CapacityError,
 )
 HOST_RUN_LOGGERS = ("langgraph_api.worker",)  # where the LangGraph server logs failed runs
+CODE_ATTRIBUTE = "code"  # the brain-graph error code a record is about, when it is about one
 _handler_name = "brain_graph"
 
 
@@ -90,6 +92,18 @@ def refused_request(record: logging.LogRecord) -> tuple[str, str] | None:
     return None
 
 
+class ErrorCodes(logging.Filter):
+    """Gives a record whose ``exc_info`` is a brain-graph error that error's code as ``code`` (a record
+    that has one already keeps it); every record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        info = record.exc_info
+        error = info[1] if isinstance(info, tuple) else None
+        if isinstance(error, BrainGraphError) and not hasattr(record, CODE_ATTRIBUTE):
+            setattr(record, CODE_ATTRIBUTE, error.code)
+        return True
+
+
 class CallerErrorsAtInfo(logging.Filter):
     """Rewrites a record carrying a caller error to one INFO line with the error's code and message,
     without the traceback; other records pass unchanged. Never fails: logging goes on whatever a
@@ -105,6 +119,7 @@ class CallerErrorsAtInfo(logging.Filter):
         code, message = refused
         line = f"request refused: {code}: {one_line_message(message, 500)}"
         record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        setattr(record, CODE_ATTRIBUTE, code)
         if isinstance(record.msg, dict):  # a structlog event (the LangGraph server's logs)
             dropped = ("exc_info", "exception", "stack")
             event = {key: value for key, value in record.msg.items() if key not in dropped}
@@ -144,6 +159,7 @@ def configure_logging(log_format: str | None) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name(_handler_name)
     handler.setFormatter(formatter(log_format))
+    handler.addFilter(ErrorCodes())
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False

@@ -20,6 +20,8 @@ HEADER = "X-Request-ID"
 REQUEST_ID: ContextVar[str | None] = ContextVar("brain_graph_request_id", default=None)
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 OTHER_ROUTE = "other"  # requests to the LangGraph server's own routes (runs, threads, ...)
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER_METHOD = "other"  # any other method a caller sends: the label's values stay bounded
 
 
 def request_id(header: str | None) -> str:
@@ -28,6 +30,11 @@ def request_id(header: str | None) -> str:
     if header is not None and _SAFE_ID.fullmatch(header):
         return header
     return uuid.uuid4().hex
+
+
+def method_label(method: str) -> str:
+    """``method`` when it is one of :data:`METHODS`, else :data:`OTHER_METHOD`."""
+    return method if method in METHODS else OTHER_METHOD
 
 
 def route_template(path: str, templates: Sequence[tuple[str, re.Pattern[str]]]) -> str:
@@ -95,5 +102,5 @@ class RequestContextMiddleware:
         finally:
             REQUEST_ID.reset(token)
             if route != OTHER_ROUTE:
-                HTTP_REQUESTS.labels(route, scope["method"], str(status)).inc()
+                HTTP_REQUESTS.labels(route, method_label(scope["method"]), str(status)).inc()
                 HTTP_SECONDS.labels(route).observe(time.perf_counter() - started)
