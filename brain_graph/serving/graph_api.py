@@ -37,16 +37,15 @@ from brain_graph.browse.service import (
 )
 from brain_graph.core.errors import (
     INTERNAL_MESSAGE,
-    AuthenticationError,
     AuthorizationError,
     BackendUnavailableError,
     BrainGraphError,
     ForbiddenError,
     InvalidRequestError,
-    RateLimitedError,
 )
 from brain_graph.pipeline.config import default_services
 from brain_graph.pipeline.services import SearchServices
+from brain_graph.serving.admission import GateRefusal, admit
 
 logger = logging.getLogger("brain_graph.graph_api")
 
@@ -127,9 +126,9 @@ class GraphApi:
             Route("/graph/search", self._endpoint(self.search), methods=["GET"]),
         ]
 
-    def _admit(self, request: Request) -> Admission:
-        admission = self._gate().admit(request.headers.get("authorization"))
-        if admission.credentials is not None:
+    def _admit(self, request: Request) -> Admission | GateRefusal:
+        admission = admit(self._gate, request.headers.get("authorization"), logger)
+        if isinstance(admission, Admission) and admission.credentials is not None:
             admission.credentials.require(READER, "reading the graph")
         return admission
 
@@ -178,15 +177,10 @@ class GraphApi:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 admission = await run_in_threadpool(self._admit, request)
-            except AuthenticationError as error:
-                return error_response("UNAUTHENTICATED", str(error), {"WWW-Authenticate": "Bearer"})
-            except RateLimitedError as error:
-                return error_response("RATE_LIMITED", str(error), error.headers)
             except ForbiddenError as error:
                 return error_response("FORBIDDEN", str(error))
-            except BrainGraphError as error:
-                logger.error("graph API refused a request: %s", error)
-                return error_response(INTERNAL, INTERNAL_MESSAGE)
+            if isinstance(admission, GateRefusal):
+                return error_response(admission.code, admission.message, dict(admission.headers))
             headers = admission.headers()
             try:
                 services = await run_in_threadpool(self._services)

@@ -18,17 +18,13 @@ from typing import Any
 from ariadne.asgi import GraphQL
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from brain_graph.auth.gate import Admission, Gate, default_gate
-from brain_graph.core.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
 from brain_graph.graphs.search import build_graph
+from brain_graph.serving.admission import GateRefusal, admit, sending_headers
 from brain_graph.serving.graphql.errors import (
     BAD_USER_INPUT,
-    HTTP_STATUS,
-    INTERNAL_SERVER_ERROR,
-    RATE_LIMITED,
-    UNAUTHENTICATED,
     ServerErrorLog,
     error_body,
     format_error,
@@ -90,29 +86,14 @@ class GraphQLApp:
         if request.method != "POST":  # GET: the GraphiQL explorer page; queries need POST and a token
             await self._ariadne(scope, receive, send)
             return
-        try:
-            admission = self._gate().admit(request.headers.get("authorization"))
-        except AuthenticationError as error:
-            body = error_body(UNAUTHENTICATED, str(error))
-            status = HTTP_STATUS[UNAUTHENTICATED]
-            await JSONResponse(body, status, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
-            return
-        except RateLimitedError as error:
-            body = error_body(RATE_LIMITED, str(error), retryAfter=error.retry_after)
-            await JSONResponse(body, HTTP_STATUS[RATE_LIMITED], headers=error.headers)(scope, receive, send)
-            return
-        except ConfigurationError as error:
-            logger.error("GraphQL refused a request: %s", error)
-            body = error_body(INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE)
-            await JSONResponse(body, HTTP_STATUS[INTERNAL_SERVER_ERROR])(scope, receive, send)
+        admission = admit(self._gate, request.headers.get("authorization"), logger)
+        if isinstance(admission, GateRefusal):
+            extensions = {"retryAfter": admission.retry_after} if admission.retry_after is not None else {}
+            body = error_body(admission.code, admission.message, **extensions)
+            await JSONResponse(body, admission.status, headers=dict(admission.headers))(scope, receive, send)
             return
         scope[ADMISSION_KEY] = admission
-        headers = [(name.lower().encode(), value.encode()) for name, value in admission.headers().items()]
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *headers]}
-            await send(message)
+        send_with_headers = sending_headers(send, admission.headers())
 
         payload = await read_body(request)
         if isinstance(payload, Refusal):

@@ -20,12 +20,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from brain_graph.auth.gate import Gate, default_gate
-from brain_graph.core.errors import INTERNAL_MESSAGE, AuthenticationError, ConfigurationError, RateLimitedError
+from brain_graph.core.errors import INTERNAL_MESSAGE
 from brain_graph.graphs.search import build_graph
 from brain_graph.pipeline.config import default_services
+from brain_graph.serving.admission import GateRefusal, admit, sending_headers
 from brain_graph.serving.mcp.caller import ADMISSION_KEY
 from brain_graph.serving.mcp.tools import GraphProvider, ServicesProvider, build_mcp_server
 
@@ -78,26 +79,13 @@ class BrainMCP:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
-        try:
-            admission = self._gate().admit(request.headers.get("authorization"))
-        except AuthenticationError as error:
-            response = _refusal(error.code, str(error), 401, {"WWW-Authenticate": "Bearer"})
-            await response(scope, receive, send)
-            return
-        except RateLimitedError as error:
-            await _refusal(error.code, str(error), 429, error.headers)(scope, receive, send)
-            return
-        except ConfigurationError as error:
-            logger.error("MCP refused a request: %s", error)
-            await _refusal("INTERNAL_SERVER_ERROR", INTERNAL_MESSAGE, 500)(scope, receive, send)
+        admission = admit(self._gate, request.headers.get("authorization"), logger)
+        if isinstance(admission, GateRefusal):
+            refusal = _refusal(admission.code, admission.message, admission.status, dict(admission.headers))
+            await refusal(scope, receive, send)
             return
         scope[ADMISSION_KEY] = admission
-        headers = [(name.lower().encode(), value.encode()) for name, value in admission.headers().items()]
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *headers]}
-            await send(message)
+        send_with_headers = sending_headers(send, admission.headers())
 
         if self._sessions is None:
             logger.error("MCP request before the app's lifespan started (serve BrainMCP.lifespan)")
