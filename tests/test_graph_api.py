@@ -217,3 +217,16 @@ def test_a_backend_that_is_down_is_503() -> None:
 def test_every_error_code_has_one_status() -> None:
     assert STATUS["GRAPH_NODE_NOT_FOUND"] == 404
     assert STATUS["BACKEND_UNAVAILABLE"] == 503
+
+
+def test_a_node_with_more_neighbours_than_the_bound_is_refused(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("brain_graph.stores.browse.MAX_BROWSED_NEIGHBOURS", 3)  # the cluster has 29
+    for path in (f"/graph/nodes/{CLUSTER}", f"/graph/nodes/{CLUSTER}/neighbours"):
+        response = client.get(path, params={"tenantId": "acme"}, headers=bearer())
+        assert (response.status_code, response.json()["error_code"]) == (400, "GRAPH_NODE_TOO_CONNECTED")
+    small = client.get(
+        "/graph/nodes/acme:signal:edge-proxy-tls/neighbours", params={"tenantId": "acme"}, headers=bearer()
+    )
+    assert small.status_code == 200  # 2 neighbours: within the bound
