@@ -13,7 +13,7 @@ parameter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from brain_graph.browse.cursor import decode_cursor, encode_cursor
@@ -30,7 +30,7 @@ from brain_graph.stores.browse import (
     Direction,
     RelationshipKey,
     RelationshipPage,
-    relationship_page,
+    relationship_pages,
 )
 
 NODE_LIMIT_DEFAULT = 50  # relationships per direction in node_view
@@ -114,32 +114,32 @@ def node_json(node: NodeRecord) -> dict[str, Any]:
     }
 
 
-def read_page(
+def read_pages(
     services: SearchServices,
     scope: AccessScope,
     node_id: str,
-    direction: Direction,
+    directions: Sequence[Direction],
     limit: int,
     after: RelationshipKey | None = None,
-) -> RelationshipPage:
-    """:func:`~brain_graph.stores.browse.relationship_page` over the allowlist, its refusals raised."""
-    page = relationship_page(
+) -> list[RelationshipPage]:
+    """:func:`~brain_graph.stores.browse.relationship_pages` over the allowlist, its refusals raised."""
+    pages = relationship_pages(
         services.backend.graph_store,
         node_id,
         scope=scope,
-        direction=direction,
+        directions=directions,
         edge_types=services.edges.expansion_types(True, True),
         after=after,
         limit=limit,
     )
-    if page.node is None:
+    if pages[0].node is None:
         raise NodeNotFoundError(f"no node {shown(node_id)} is visible in tenant {shown(scope.tenant_id)}")
-    if page.too_connected:
+    if pages[0].too_connected:
         raise NodeTooConnectedError(
             f"node {shown(node_id)} has more than {MAX_BROWSED_NEIGHBOURS} visible neighbours; "
             "its relationships are not listed"
         )
-    return page
+    return pages
 
 
 def relationship_json(edge_type: str, outgoing: bool, node: NodeRecord, key: str) -> dict[str, Any]:
@@ -163,10 +163,10 @@ def node_view(
     direction = check_direction("relationships", relationships)
     check_limit("limit", limit)
     directions: tuple[Direction, ...] = ("incoming", "outgoing") if direction == "all" else (direction,)
-    pages = [read_page(services, scope, node_id, each, limit) for each in directions]
+    pages = read_pages(services, scope, node_id, directions, limit)
     listed = sorted((rel for page in pages for rel in page.relationships), key=lambda rel: rel.key)
     node = pages[0].node
-    assert node is not None  # read_page raised otherwise
+    assert node is not None  # read_pages raised otherwise
     return {
         "node": node_json(node),
         "relationships": [relationship_json(rel.edge_type, rel.outgoing, rel.neighbor, "target") for rel in listed],
@@ -191,7 +191,7 @@ def neighbour_page(
     checked = check_direction("direction", direction)
     check_limit("limit", limit)
     after = decode_cursor(cursor, scope.tenant_id, node_id, checked) if cursor is not None else None
-    page = read_page(services, scope, node_id, checked, limit, after)
+    [page] = read_pages(services, scope, node_id, (checked,), limit, after)
     body: dict[str, Any] = {
         "nodeId": node_id,
         "neighbours": [relationship_json(r.edge_type, r.outgoing, r.neighbor, "node") for r in page.relationships],

@@ -73,31 +73,56 @@ def relationship_page(
 ) -> RelationshipPage:
     """The first ``limit`` relationships of ``edge_types`` in ``direction`` between the visible node
     ``node_id`` and visible nodes other than itself, ordered by :class:`RelationshipKey`, those after
-    ``after`` only. Three round trips whatever the degree: the node, its links (counted no further
-    than :data:`MAX_BROWSED_NEIGHBOURS` + 1), the page's neighbours."""
+    ``after`` only: :func:`relationship_pages` of one direction."""
+    [page] = relationship_pages(
+        graph, node_id, scope=scope, directions=(direction,), edge_types=edge_types, after=after, limit=limit
+    )
+    return page
+
+
+def relationship_pages(
+    graph: GraphStore,
+    node_id: str,
+    *,
+    scope: AccessScope,
+    directions: Sequence[Direction],
+    edge_types: Sequence[str],
+    after: RelationshipKey | None,
+    limit: int,
+) -> list[RelationshipPage]:
+    """One :class:`RelationshipPage` per direction of ``directions`` (see :func:`relationship_page`),
+    all read in three round trips whatever the degree and the number of directions: the node, its
+    links (counted no further than :data:`MAX_BROWSED_NEIGHBOURS` + 1), the pages' neighbours."""
     found = graph.get_nodes([node_id], scope=scope)
     node = next((record for record in found if record.node_id == node_id), None)
     if node is None or not edge_types:
-        return RelationshipPage(node, [], False)
+        return [RelationshipPage(node, [], False) for _ in directions]
     neighborhood = graph.links([node_id], scope=scope, edge_types=edge_types, max_degree=MAX_BROWSED_NEIGHBOURS)
     if neighborhood.degrees.get(node_id, 0) > MAX_BROWSED_NEIGHBOURS:
-        return RelationshipPage(node, [], False, too_connected=True)
-    keys = sorted(
+        return [RelationshipPage(node, [], False, too_connected=True) for _ in directions]
+    linked = sorted(
         {
             RelationshipKey(link.edge_type, link.outgoing, link.neighbor_id)
             for link in neighborhood.links
-            if link.frontier_id == node_id and wanted(link.outgoing, direction)
+            if link.frontier_id == node_id
         }
     )
-    if after is not None:
-        keys = [key for key in keys if key > after]
-    page = keys[:limit]
-    neighbours = {
-        record.node_id: record for record in graph.get_nodes(sorted({k.neighbor_id for k in page}), scope=scope)
-    }
-    relationships = [
-        Relationship(key.edge_type, key.outgoing, neighbours[key.neighbor_id])
-        for key in page
-        if key.neighbor_id in neighbours
+    keys = [
+        [key for key in linked if wanted(key.outgoing, direction) and (after is None or key > after)]
+        for direction in directions
     ]
-    return RelationshipPage(node, relationships, len(keys) > limit)
+    pages = [found_keys[:limit] for found_keys in keys]
+    wanted_ids = sorted({key.neighbor_id for page in pages for key in page})
+    neighbours = {record.node_id: record for record in graph.get_nodes(wanted_ids, scope=scope)}
+    return [
+        RelationshipPage(
+            node,
+            [
+                Relationship(k.edge_type, k.outgoing, neighbours[k.neighbor_id])
+                for k in page
+                if k.neighbor_id in neighbours
+            ],
+            len(found_keys) > limit,
+        )
+        for page, found_keys in zip(pages, keys, strict=True)
+    ]
