@@ -71,12 +71,39 @@ BUMP_FILE_VERSION = f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{FILE_VE
 BUMP_TENANT_VERSIONS = (
     f"INSERT OR REPLACE INTO meta (key, value) SELECT '{TENANT_VERSION_PREFIX}' || value, {_TOKEN} FROM json_each(?)"
 )
-# (file token, a data_version no writer of these tokens stored or NULL, tenant token)
+# ``vectors_version:["<tenant id>","<profile id>"]``: a new token whenever a write changes a vector row
+# of that tenant and profile (vectors, their facet and visibility columns, lexical documents), recorded
+# by temporary triggers of the writing connection (TRACK_VECTOR_WRITES): the key of the profile's
+# cached indexes and vector files, so a write to one profile of a tenant leaves its others current.
+VECTOR_VERSION_PREFIX = "vectors_version:"
+TRACK_VECTOR_WRITES = """
+CREATE TEMP TABLE IF NOT EXISTS written_vectors (
+    tenant_id TEXT NOT NULL, profile_id TEXT NOT NULL, PRIMARY KEY (tenant_id, profile_id)
+) WITHOUT ROWID;
+CREATE TEMP TRIGGER IF NOT EXISTS vector_inserted AFTER INSERT ON main.vectors BEGIN
+    INSERT OR IGNORE INTO written_vectors VALUES (NEW.tenant_id, NEW.profile_id);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS vector_deleted AFTER DELETE ON main.vectors BEGIN
+    INSERT OR IGNORE INTO written_vectors VALUES (OLD.tenant_id, OLD.profile_id);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS vector_updated AFTER UPDATE ON main.vectors BEGIN
+    INSERT OR IGNORE INTO written_vectors VALUES (OLD.tenant_id, OLD.profile_id), (NEW.tenant_id, NEW.profile_id);
+END;
+"""
+BUMP_VECTOR_VERSIONS = (
+    f"INSERT OR REPLACE INTO meta (key, value) SELECT '{VECTOR_VERSION_PREFIX}' || json_array(tenant_id, profile_id),"
+    f" {_TOKEN} FROM temp.written_vectors"
+)
+FORGET_VECTOR_WRITES = "DELETE FROM temp.written_vectors"
+# (file token, a data_version no writer of these tokens stored or NULL, tenant token, a JSON object of
+# the vectors_version token or null of tenant :tenant for each profile id of :profiles, a JSON array)
 READ_DATA_VERSIONS = (
     f"SELECT (SELECT value FROM meta WHERE key = '{FILE_VERSION_KEY}'),"
     f" (SELECT d.value FROM meta d WHERE d.key = '{DATA_VERSION_KEY}'"
     f"  AND d.value IS NOT (SELECT value FROM meta WHERE key = '{SEEN_VERSION_KEY}')),"
-    f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant)"
+    f" (SELECT value FROM meta WHERE key = '{TENANT_VERSION_PREFIX}' || :tenant),"
+    " (SELECT json_group_object(p.value, (SELECT m.value FROM meta m"
+    f"  WHERE m.key = '{VECTOR_VERSION_PREFIX}' || json_array(:tenant, p.value))) FROM json_each(:profiles) p)"
 )
 # A node's own facet fields, as given (``tags`` a JSON array, ``updated_at`` microseconds since the
 # epoch); absent until a write of schema version 5 touches the store: a read of them on such a store

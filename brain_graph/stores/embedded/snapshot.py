@@ -12,6 +12,7 @@ from brain_graph.core.security import AccessScope
 from brain_graph.stores.embedded.facets import FacetTable, load_facets
 from brain_graph.stores.embedded.lexical import LexicalIndex, load_lexical
 from brain_graph.stores.embedded.schema import stores_vector_facets
+from brain_graph.stores.embedded.vector_files import VectorFiles
 from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
@@ -24,7 +25,10 @@ from brain_graph.stores.embedded.vectors import (
 
 class IndexSnapshot:
     """The cached indexes of one read transaction of one tenant: their keys (the store file and the
-    data versions read in that transaction) and their loaders, whose statements are counted."""
+    data versions read in that transaction, the vector tokens of ``profile_versions`` among them) and
+    their loaders, whose statements are counted; with
+    ``files``, vector matrices shared with other processes through
+    :mod:`~brain_graph.stores.embedded.vector_files`."""
 
     def __init__(
         self,
@@ -35,6 +39,8 @@ class IndexSnapshot:
         file_token: str,
         tenant_version: str | None,
         tenant_id: str,
+        profile_versions: Mapping[str, str | None],
+        files: VectorFiles | None = None,
     ) -> None:
         self.db = db
         self._rows = rows
@@ -43,10 +49,18 @@ class IndexSnapshot:
         self.file_token = file_token
         self.tenant_version = tenant_version
         self.tenant_id = tenant_id
+        self.profile_versions = profile_versions
+        self.files = files
 
-    def key(self, part: str) -> CacheKey:
-        """The cache key of the index ``part`` names (a profile id, or :func:`.vectors.lexical_key`...)."""
-        return (self.file_key, self.file_token, self.tenant_version, self.tenant_id, part)
+    def key(self, profile_id: str, part: str | None = None) -> CacheKey:
+        """The cache key of a profile's index ``part`` (its vector matrix by default, or
+        :func:`.vectors.lexical_key`...): the file token and the profile's vector token, or the tenant
+        token while no write of this schema has given the profile one."""
+        if profile_id not in self.profile_versions:
+            raise KeyError(f"the vector token of profile {profile_id!r} was not read in this snapshot")
+        version = self.profile_versions[profile_id]
+        token = f"profile {version}" if version is not None else f"tenant {self.tenant_version}"
+        return (self.file_key, self.file_token, token, self.tenant_id, profile_id if part is None else part)
 
     def rows(self, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
         """One counted statement in the transaction."""
@@ -58,10 +72,22 @@ class IndexSnapshot:
         return stores_vector_facets(self.db)
 
     def matrix(self, profile_id: str, dimension: int, named: Sequence[str] | None = None) -> VectorMatrix:
-        """The profile's vector matrix, or with ``named`` the matrix of those nodes' rows only."""
-        if named is None:
-            return load_matrix(self.rows, self.tenant_id, profile_id, dimension, stored=self.stored)
-        return load_named(self.rows, self.tenant_id, profile_id, dimension, named, stored=self.stored)
+        """The profile's vector matrix, or with ``named`` the matrix of those nodes' rows only.
+
+        With vector files, the whole matrix is the published one of this snapshot's key, memory-mapped;
+        when there is none it is read from SQLite, published, and mapped from its files."""
+        if named is not None:
+            return load_named(self.rows, self.tenant_id, profile_id, dimension, named, stored=self.stored)
+        key = self.key(profile_id)
+        if self.files is not None:
+            published = self.files.open(key, dimension)
+            if published is not None:
+                return published
+            self.files.discard(key)  # unusable files of this key, if any: replaced by the publish below
+        matrix = load_matrix(self.rows, self.tenant_id, profile_id, dimension, stored=self.stored)
+        if self.files is not None and matrix.node_ids and self.files.publish(key, matrix):
+            return self.files.open(key, dimension) or matrix
+        return matrix
 
     def lexical_index(self, profile_id: str) -> LexicalIndex:
         return load_lexical(self.rows, self.tenant_id, profile_id, stored=self.stored)
@@ -77,7 +103,7 @@ class IndexSnapshot:
         for profile_id in dict.fromkeys(profile_ids):
             table: VectorMatrix | FacetTable | None = self.cache.get(self.key(profile_id))
             if table is None:
-                key = self.key(facets_key(profile_id))
+                key = self.key(profile_id, facets_key(profile_id))
                 table = self.cache.get_or_load(key, partial(self.facet_table, profile_id), in_use=in_use)
                 in_use.append(key)
             if table.untimed(scope, seed_filter):

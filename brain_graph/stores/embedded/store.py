@@ -47,12 +47,14 @@ from brain_graph.stores.embedded.schema import (
     stored_json,
 )
 from brain_graph.stores.embedded.snapshot import IndexSnapshot
+from brain_graph.stores.embedded.vector_files import VectorFiles
 from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
     VectorMatrix,
     lexical_key,
     shared_cache,
+    vector_files_enabled,
 )
 from brain_graph.stores.embedded.writes import check_store_path, delete_where, open_error, write_changes, write_load
 from brain_graph.stores.identity import check_query_matches
@@ -227,6 +229,7 @@ class EmbeddedStore:
     name = "embedded"
     supports_lexical = True
     vector_cache: VectorCache | None = None  # where vector matrices are kept; None: the process-wide one
+    vector_files: bool | None = None  # whether matrices are shared through vector files; None: the environment's
 
     def __init__(self, path: str | Path, *, explicit: bool = False) -> None:
         self.path = Path(path).expanduser()
@@ -357,7 +360,7 @@ class EmbeddedStore:
         with self._read() as db:
             if db is None:
                 return False
-            return self._snapshot(db, scope.tenant_id).untimed(profile_ids, scope, seed_filter)
+            return self._snapshot(db, scope.tenant_id, profile_ids).untimed(profile_ids, scope, seed_filter)
 
     def lexical(
         self, queries: Sequence[LexicalQuery], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
@@ -371,11 +374,11 @@ class EmbeddedStore:
         with self._read() as db:
             if db is None or not has_column(db, "vectors", "lexical"):
                 return []
-            snapshot = self._snapshot(db, scope.tenant_id)
+            snapshot = self._snapshot(db, scope.tenant_id, [query.profile_id for query in wanted])
             hits: list[VectorHit] = []
             in_use: list[CacheKey] = []
             for query in wanted:
-                key = snapshot.key(lexical_key(query.profile_id))
+                key = snapshot.key(query.profile_id, lexical_key(query.profile_id))
                 load = partial(snapshot.lexical_index, query.profile_id)
                 index = snapshot.cache.get_or_load(key, load, in_use=in_use)
                 in_use.append(key)
@@ -401,8 +404,8 @@ class EmbeddedStore:
             }
             for query in queries:
                 check_query_matches(query, indexed.get(query.profile_id))
-            snapshot = self._snapshot(db, scope.tenant_id, begun=True)
             vectors_by_profile = {query.profile_id: query.vector for query in queries}
+            snapshot = self._snapshot(db, scope.tenant_id, list(vectors_by_profile), begun=True)
             matrices = {}
             in_use: list[CacheKey] = []  # this query's matrices: loading the next one does not evict them
             for profile_id, vector in vectors_by_profile.items():
@@ -416,21 +419,29 @@ class EmbeddedStore:
                     matrices[profile_id] = held if held is not None else snapshot.matrix(profile_id, len(vector), named)
             return matrices
 
-    def _snapshot(self, db: sqlite3.Connection, tenant_id: str, *, begun: bool = False) -> IndexSnapshot:
+    def _snapshot(
+        self, db: sqlite3.Connection, tenant_id: str, profile_ids: Sequence[str], *, begun: bool = False
+    ) -> IndexSnapshot:
         """Begin the read transaction of ``db`` (unless ``begun``), one snapshot for what follows (ended
-        when the connection is given back), and read the data versions of it and of ``tenant_id``
-        (one statement), the keys of the cached indexes of that snapshot."""
+        when the connection is given back), and read the data versions of it, of ``tenant_id`` and of
+        the vectors of each of ``profile_ids`` (one statement), the keys of the cached indexes of that
+        snapshot."""
         if not begun:
             db.execute("BEGIN")
-        [(file_version, older_writer, tenant_version)] = self._rows(db, READ_DATA_VERSIONS, {"tenant": tenant_id})
+        params = {"tenant": tenant_id, "profiles": json.dumps(list(dict.fromkeys(profile_ids)))}
+        [(file_version, older_writer, tenant_version, profile_versions)] = self._rows(db, READ_DATA_VERSIONS, params)
+        file_key = self._file_key()
+        shares_files = self.vector_files if self.vector_files is not None else vector_files_enabled()
         return IndexSnapshot(
             db,
             self._rows,
             self.vector_cache if self.vector_cache is not None else shared_cache(),
-            self._file_key(),
+            file_key,
             f"{file_version}/{older_writer}",  # a token of a writer keying data_version alone: all stale
             tenant_version,
             tenant_id,
+            json.loads(profile_versions or "{}"),
+            VectorFiles(Path(file_key)) if shares_files else None,
         )
 
     def _file_key(self) -> str:

@@ -64,6 +64,7 @@ from brain_graph.core.filters import SeedFilter
 from brain_graph.core.scoring import similarity_from_cosine
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import access_columns, numpy_visible
+from brain_graph.stores.blas_threads import single_blas_thread
 from brain_graph.stores.embedded.facets import FacetColumns, untimed_visible
 from brain_graph.stores.embedded.memory import MiB, default_cache_mb
 from brain_graph.stores.embedded.schema import vector_facet_columns
@@ -101,12 +102,11 @@ def exact_cosines(
 
 
 def row_dots(rows: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Each row's float32 dot product with ``vector``: one BLAS matrix-vector product, outside the GIL.
-
-    BLAS may use several threads (OpenBLAS: one per core unless ``OPENBLAS_NUM_THREADS`` says
-    otherwise), the lowest latency for one search at a time. Its threads spin for a while after each
-    call, so with concurrent searches ``OPENBLAS_NUM_THREADS=1`` gives the higher throughput."""
-    return rows @ vector
+    """Each row's float32 dot product with ``vector``: one BLAS matrix-vector product on one BLAS
+    thread (:func:`~brain_graph.stores.blas_threads.single_blas_thread`), outside the GIL, so that
+    concurrent searches and worker processes each scan on their own core."""
+    with single_blas_thread():
+        return rows @ vector
 
 
 def sums_of_squares(rows: npt.NDArray[np.float32]) -> FloatArray:
@@ -293,7 +293,7 @@ def visible_rows(visible: npt.NDArray[np.bool_], start: int) -> npt.NDArray[np.i
     return np.flatnonzero(visible) + start
 
 
-CacheKey = tuple[str, str | None, str | None, str, str]  # (store file, file token, tenant token, tenant, profile)
+CacheKey = tuple[str, str | None, str | None, str, str]  # (store file, file token, part token, tenant, part)
 
 
 class CacheEntry(Protocol):
@@ -326,7 +326,7 @@ class VectorCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[CacheKey, CacheEntry] = OrderedDict()
         self._versions: dict[str, str | None] = {}  # store file -> its file token
-        self._tenant_versions: dict[tuple[str, str], str | None] = {}  # (store file, tenant) -> tenant token
+        self._part_versions: dict[tuple[str, str, str], str | None] = {}  # (file, tenant, part) -> its token
         self._bytes = 0
         self._lock = threading.Lock()
         self._loading: dict[CacheKey, threading.Lock] = {}
@@ -345,28 +345,30 @@ class VectorCache:
         with self._lock:
             self._entries.clear()
             self._versions.clear()
-            self._tenant_versions.clear()
+            self._part_versions.clear()
             self._bytes = 0
 
     def _forget_other_versions(self, key: CacheKey) -> None:
-        """Drop the matrices ``key`` makes stale: of another file token of its file, and of another
-        tenant token of its tenant."""
-        path, version, tenant_version, tenant = key[0], key[1], key[2], key[3]
+        """Drop the entries ``key`` makes stale: of another file token of its file, and of another
+        token of its (tenant, part)."""
+        path, version, part_version, tenant, part = key
         if path in self._versions and self._versions[path] != version:
             self._drop(lambda held: held[0] == path and held[1] != version)
-            self._tenant_versions = {known: v for known, v in self._tenant_versions.items() if known[0] != path}
+            self._part_versions = {known: v for known, v in self._part_versions.items() if known[0] != path}
         self._versions[path] = version
-        if self._tenant_versions.get((path, tenant), tenant_version) != tenant_version:
-            self._drop(lambda held: held[0] == path and held[3] == tenant and held[2] != tenant_version)
-        self._tenant_versions[(path, tenant)] = tenant_version
+        if self._part_versions.get((path, tenant, part), part_version) != part_version:
+            self._drop(
+                lambda held: held[0] == path and held[3] == tenant and held[4] == part and held[2] != part_version
+            )
+        self._part_versions[(path, tenant, part)] = part_version
 
     def _drop(self, stale: Callable[[CacheKey], bool]) -> None:
         for key in [key for key in self._entries if stale(key)]:
             self._bytes -= self._entries.pop(key).nbytes
 
     def _current(self, key: CacheKey) -> bool:
-        """Whether ``key``'s tokens are the newest this cache has seen for its file and tenant."""
-        return self._versions.get(key[0]) == key[1] and self._tenant_versions.get((key[0], key[3])) == key[2]
+        """Whether ``key``'s tokens are the newest this cache has seen for its file and (tenant, part)."""
+        return self._versions.get(key[0]) == key[1] and self._part_versions.get((key[0], key[3], key[4])) == key[2]
 
     def _held(self, key: CacheKey) -> CacheEntry | None:
         """The matrix of ``key`` if held, marked as just used (under ``self._lock``)."""
@@ -422,11 +424,14 @@ class VectorCache:
 
 class VectorCacheSettings(BaseSettings):
     """``BRAIN_GRAPH_VECTOR_CACHE_MB``: the budget of the process-wide cache of vector matrices (default:
-    :func:`~brain_graph.stores.embedded.memory.default_cache_mb`)."""
+    :func:`~brain_graph.stores.embedded.memory.default_cache_mb`); ``BRAIN_GRAPH_VECTOR_FILES``
+    (default true): whether matrices are shared between processes as memory-mapped files beside the
+    store file (:mod:`~brain_graph.stores.embedded.vector_files`)."""
 
     model_config = ENV_CONFIG
 
     vector_cache_mb: int = Field(default_factory=default_cache_mb, ge=0, validation_alias="BRAIN_GRAPH_VECTOR_CACHE_MB")
+    vector_files: bool = Field(default=True, validation_alias="BRAIN_GRAPH_VECTOR_FILES")
 
 
 _shared: VectorCache | None = None
@@ -441,6 +446,18 @@ def shared_cache() -> VectorCache:
         if _shared is None:
             _shared = VectorCache(read_settings(VectorCacheSettings).vector_cache_mb * MiB)
         return _shared
+
+
+_files_enabled: bool | None = None
+
+
+def vector_files_enabled() -> bool:
+    """``BRAIN_GRAPH_VECTOR_FILES`` of the environment, read when first needed."""
+    global _files_enabled
+    with _shared_lock:
+        if _files_enabled is None:
+            _files_enabled = read_settings(VectorCacheSettings).vector_files
+        return _files_enabled
 
 
 def load_matrix(rows: Rows, tenant_id: str, profile_id: str, dimension: int, *, stored: bool = True) -> VectorMatrix:

@@ -22,9 +22,12 @@ from brain_graph.stores.embedded.schema import (
     BUMP_DATA_VERSION,
     BUMP_FILE_VERSION,
     BUMP_TENANT_VERSIONS,
+    BUMP_VECTOR_VERSIONS,
+    FORGET_VECTOR_WRITES,
     MARK_DATA_VERSION_SEEN,
     SCHEMA,
     SCHEMA_VERSION,
+    TRACK_VECTOR_WRITES,
     VECTOR_FACET_COLUMNS,
     WRITTEN_NODE_COLUMNS,
     migrate,
@@ -106,6 +109,7 @@ def _connect_for_writing(path: Path) -> sqlite3.Connection:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.executescript(SCHEMA)  # idempotent, outside the data transaction
         migrate(connection)
+        connection.executescript(TRACK_VECTOR_WRITES)  # this connection's writes to vectors, by (tenant, profile)
     except BaseException as error:
         if connection is not None:
             connection.close()
@@ -123,7 +127,8 @@ def _transaction(path: Path, tenants: Iterable[str] | None = None) -> Iterator[s
     """A write transaction on the store at ``path`` (created with its schema if needed), committed
     when the block ends, rolled back when it raises. It stores new data versions (see
     :mod:`~brain_graph.stores.embedded.schema`) for ``tenants``, the tenants the block writes (None:
-    the whole file's), so readers drop what they cached of those tenants only. SQLite failing to lock,
+    the whole file's), and for each (tenant, profile) whose vector rows it changed, so readers drop
+    what they cached of those only. SQLite failing to lock,
     write or commit (another writer past the wait, a read-only or full disk) is a
     :class:`BackendUnavailableError` naming the store."""
     connection = _connect_for_writing(path)
@@ -136,6 +141,8 @@ def _transaction(path: Path, tenants: Iterable[str] | None = None) -> Iterator[s
             connection.execute(BUMP_FILE_VERSION)  # readers' cached vectors of the file are stale
         else:
             connection.execute(BUMP_TENANT_VERSIONS, (json.dumps(sorted(set(tenants))),))
+        connection.execute(BUMP_VECTOR_VERSIONS)  # readers' cached indexes of the profiles written are stale
+        connection.execute(FORGET_VECTOR_WRITES)
         connection.execute("COMMIT")
     except BaseException as error:
         if connection.in_transaction:

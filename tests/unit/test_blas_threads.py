@@ -1,0 +1,61 @@
+"""The BLAS thread limit around the stores' matrix products: one thread inside, the previous limit
+restored when the last overlapping caller leaves."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np  # noqa: F401  (loads the BLAS library the controller finds)
+from threadpoolctl import ThreadpoolController, threadpool_limits
+
+from brain_graph.stores.blas_threads import single_blas_thread
+
+
+def blas_threads() -> list[int]:
+    return [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()]
+
+
+def test_one_thread_inside_and_the_previous_limit_after() -> None:
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads()
+        assert set(blas_threads()) == {2}
+        with single_blas_thread():
+            assert set(blas_threads()) == {1}
+            with single_blas_thread():
+                assert set(blas_threads()) == {1}
+            assert set(blas_threads()) == {1}
+        assert set(blas_threads()) == {2}
+
+
+def test_overlapping_callers_on_threads_never_restore_under_one_another() -> None:
+    entered, leave_first, first_left = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, list[int]] = {}
+
+    def first() -> None:
+        with single_blas_thread():
+            entered.set()
+            leave_first.wait(10)
+        first_left.set()
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        worker = threading.Thread(target=first)
+        worker.start()
+        assert entered.wait(10)
+        with single_blas_thread():
+            leave_first.set()
+            assert first_left.wait(10)
+            seen["after the first left"] = blas_threads()
+        worker.join(10)
+        seen["after both"] = blas_threads()
+    assert set(seen["after the first left"]) == {1}
+    assert set(seen["after both"]) == {2}
+
+
+def test_an_error_inside_restores_the_limit() -> None:
+    with threadpool_limits(limits=2, user_api="blas"):
+        try:
+            with single_blas_thread():
+                raise RuntimeError("scan failed")
+        except RuntimeError:
+            pass
+        assert set(blas_threads()) == {2}
