@@ -42,12 +42,17 @@ Rows = Callable[[str, Mapping[str, Any]], list[sqlite3.Row]]
 
 @dataclass(frozen=True)
 class LexicalIndex:
-    """The lexical documents of one profile of one tenant, as postings."""
+    """The lexical documents of one profile of one tenant, as postings: the rows holding term
+    ``terms[t]`` and their frequencies are ``posting_rows[offsets[t]:offsets[t + 1]]`` and the same
+    slice of ``posting_counts``."""
 
     tenant_id: str
     node_ids: list[str]
     lengths: npt.NDArray[np.float64]  # terms per document
-    postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]]  # term -> (rows, frequencies)
+    terms: dict[str, int]  # term -> its index in ``offsets``
+    offsets: npt.NDArray[np.int64]  # len(terms) + 1 bounds into the posting arrays
+    posting_rows: npt.NDArray[np.intp]
+    posting_counts: npt.NDArray[np.float64]
     total_length: int
     secured: npt.NDArray[np.bool_]
     acl_index: dict[str, npt.NDArray[np.intp]]
@@ -55,9 +60,11 @@ class LexicalIndex:
 
     @property
     def nbytes(self) -> int:
-        postings = sum(len(rows) for rows, _ in self.postings.values())
         return (
-            POSTING_BYTES * postings + ROW_OVERHEAD * len(self.node_ids) + 64 * len(self.postings) + self.facets.nbytes
+            POSTING_BYTES * len(self.posting_rows)
+            + ROW_OVERHEAD * len(self.node_ids)
+            + 64 * len(self.terms)
+            + self.facets.nbytes
         )
 
     @classmethod
@@ -76,20 +83,31 @@ class LexicalIndex:
                 held = lists.setdefault(term, ([], []))
                 held[0].append(index)
                 held[1].append(frequency)
+        terms = sorted(lists)
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum([len(lists[term][0]) for term in terms], out=offsets[1:])
         secured, acl_index = access_columns(ordered)
         return cls(
             tenant_id=tenant_id,
             node_ids=[row["node_id"] for row in ordered],
             lengths=lengths,
-            postings={
-                term: (np.asarray(found, dtype=np.intp), np.asarray(counts, dtype=np.float64))
-                for term, (found, counts) in lists.items()
-            },
+            terms={term: index for index, term in enumerate(terms)},
+            offsets=offsets,
+            posting_rows=np.fromiter((row for term in terms for row in lists[term][0]), dtype=np.intp),
+            posting_counts=np.fromiter((count for term in terms for count in lists[term][1]), dtype=np.float64),
             total_length=total,
             secured=secured,
             acl_index=acl_index,
             facets=FacetColumns.from_rows(ordered),
         )
+
+    def postings(self, term: str) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None:
+        """The rows holding ``term`` (ascending) and its frequency in each; None for an unknown term."""
+        index = self.terms.get(term)
+        if index is None:
+            return None
+        start, end = int(self.offsets[index]), int(self.offsets[index + 1])
+        return self.posting_rows[start:end], self.posting_counts[start:end]
 
     def search(
         self, terms: Sequence[str], *, scope: AccessScope, seed_filter: SeedFilter, top_k: int
@@ -102,7 +120,7 @@ class LexicalIndex:
         average = self.total_length / documents
         scores = np.zeros(documents, dtype=np.float64)
         for term in terms:
-            found = self.postings.get(term)
+            found = self.postings(term)
             if found is None:
                 continue
             rows, frequencies = found

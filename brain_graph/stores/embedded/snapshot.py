@@ -5,22 +5,33 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property, partial
-from typing import Any
+from typing import Any, TypeVar
 
 from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.embedded.facets import FacetTable, load_facets
+from brain_graph.stores.embedded.index_codecs import (
+    LEXICAL,
+    MATRIX,
+    lexical_from_parts,
+    lexical_parts,
+    matrix_from_parts,
+    matrix_parts,
+)
+from brain_graph.stores.embedded.index_files import IndexFiles
 from brain_graph.stores.embedded.lexical import LexicalIndex, load_lexical
 from brain_graph.stores.embedded.schema import stores_vector_facets
-from brain_graph.stores.embedded.vector_files import VectorFiles
 from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
     VectorMatrix,
     facets_key,
+    lexical_key,
     load_matrix,
     load_named,
 )
+
+Index = TypeVar("Index", VectorMatrix, LexicalIndex)
 
 
 class IndexSnapshot:
@@ -28,7 +39,7 @@ class IndexSnapshot:
     data versions read in that transaction, the vector tokens of ``profile_versions`` among them) and
     their loaders, whose statements are counted; with
     ``files``, vector matrices shared with other processes through
-    :mod:`~brain_graph.stores.embedded.vector_files`."""
+    :mod:`~brain_graph.stores.embedded.index_files`."""
 
     def __init__(
         self,
@@ -40,7 +51,7 @@ class IndexSnapshot:
         tenant_version: str | None,
         tenant_id: str,
         profile_versions: Mapping[str, str | None],
-        files: VectorFiles | None = None,
+        files: IndexFiles | None = None,
     ) -> None:
         self.db = db
         self._rows = rows
@@ -72,25 +83,50 @@ class IndexSnapshot:
         return stores_vector_facets(self.db)
 
     def matrix(self, profile_id: str, dimension: int, named: Sequence[str] | None = None) -> VectorMatrix:
-        """The profile's vector matrix, or with ``named`` the matrix of those nodes' rows only.
-
-        With vector files, the whole matrix is the published one of this snapshot's key, memory-mapped;
-        when there is none it is read from SQLite, published, and mapped from its files."""
+        """The profile's vector matrix (shared through the index files), or with ``named`` the matrix of
+        those nodes' rows only (read from SQLite)."""
         if named is not None:
             return load_named(self.rows, self.tenant_id, profile_id, dimension, named, stored=self.stored)
-        key = self.key(profile_id)
-        if self.files is not None:
-            published = self.files.open(key, dimension)
-            if published is not None:
-                return published
-            self.files.discard(key)  # unusable files of this key, if any: replaced by the publish below
-        matrix = load_matrix(self.rows, self.tenant_id, profile_id, dimension, stored=self.stored)
-        if self.files is not None and matrix.node_ids and self.files.publish(key, matrix):
-            return self.files.open(key, dimension) or matrix
-        return matrix
+        return self._shared(
+            self.key(profile_id),
+            MATRIX,
+            lambda: load_matrix(self.rows, self.tenant_id, profile_id, dimension, stored=self.stored),
+            matrix_parts,
+            lambda meta, arrays: matrix_from_parts(meta, arrays, dimension),
+        )
 
     def lexical_index(self, profile_id: str) -> LexicalIndex:
-        return load_lexical(self.rows, self.tenant_id, profile_id, stored=self.stored)
+        """The profile's lexical index (shared through the index files)."""
+        return self._shared(
+            self.key(profile_id, lexical_key(profile_id)),
+            LEXICAL,
+            lambda: load_lexical(self.rows, self.tenant_id, profile_id, stored=self.stored),
+            lexical_parts,
+            lexical_from_parts,
+        )
+
+    def _shared(
+        self,
+        key: CacheKey,
+        kind: str,
+        read: Callable[[], Index],
+        to_parts: Callable[[Index], tuple[dict[str, Any], dict[str, Any]]],
+        from_parts: Callable[[dict[str, Any], dict[str, Any]], Index | None],
+    ) -> Index:
+        """The index of ``key`` from its published files, memory-mapped; else ``read()`` from SQLite in
+        this transaction, published, and mapped from its files (kept as read where that fails)."""
+        if self.files is None:
+            return read()
+        opened = self.files.open(key, kind)
+        published = from_parts(*opened) if opened is not None else None
+        if published is not None:
+            return published
+        self.files.discard(key)  # unusable files of this key, if any: replaced below
+        index = read()
+        if index.node_ids and self.files.publish(key, kind, *to_parts(index)):
+            opened = self.files.open(key, kind)
+            return (from_parts(*opened) if opened is not None else None) or index
+        return index
 
     def facet_table(self, profile_id: str) -> FacetTable:
         return load_facets(self.rows, self.tenant_id, profile_id, stored=self.stored)

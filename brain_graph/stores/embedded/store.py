@@ -36,6 +36,7 @@ from brain_graph.stores.base import (
     edge_sort_key,
 )
 from brain_graph.stores.embedded.connections import FileIdentity, ReadConnections, file_identity
+from brain_graph.stores.embedded.index_files import IndexFiles
 from brain_graph.stores.embedded.index_reads import EmbeddedIndexStore
 from brain_graph.stores.embedded.schema import (
     META_COLUMNS,
@@ -47,7 +48,6 @@ from brain_graph.stores.embedded.schema import (
     stored_json,
 )
 from brain_graph.stores.embedded.snapshot import IndexSnapshot
-from brain_graph.stores.embedded.vector_files import VectorFiles
 from brain_graph.stores.embedded.vectors import (
     CacheKey,
     VectorCache,
@@ -229,7 +229,7 @@ class EmbeddedStore:
     name = "embedded"
     supports_lexical = True
     vector_cache: VectorCache | None = None  # where vector matrices are kept; None: the process-wide one
-    vector_files: bool | None = None  # whether matrices are shared through vector files; None: the environment's
+    vector_files: bool | None = None  # whether indexes are shared through index files; None: the environment's
 
     def __init__(self, path: str | Path, *, explicit: bool = False) -> None:
         self.path = Path(path).expanduser()
@@ -441,7 +441,7 @@ class EmbeddedStore:
             tenant_version,
             tenant_id,
             json.loads(profile_versions or "{}"),
-            VectorFiles(Path(file_key)) if shares_files else None,
+            IndexFiles(Path(file_key)) if shares_files else None,
         )
 
     def _file_key(self) -> str:

@@ -425,8 +425,8 @@ class VectorCache:
 class VectorCacheSettings(BaseSettings):
     """``BRAIN_GRAPH_VECTOR_CACHE_MB``: the budget of the process-wide cache of vector matrices (default:
     :func:`~brain_graph.stores.embedded.memory.default_cache_mb`); ``BRAIN_GRAPH_VECTOR_FILES``
-    (default true): whether matrices are shared between processes as memory-mapped files beside the
-    store file (:mod:`~brain_graph.stores.embedded.vector_files`)."""
+    (default true): whether vector matrices and lexical indexes are shared between processes as
+    memory-mapped files beside the store file (:mod:`~brain_graph.stores.embedded.index_files`)."""
 
     model_config = ENV_CONFIG
 

@@ -1,4 +1,4 @@
-"""Vector matrices shared between processes through files (:mod:`brain_graph.stores.embedded.vector_files`):
+"""Indexes shared between processes through files (:mod:`brain_graph.stores.embedded.index_files`):
 the same results as matrices read from SQLite, a new process's first search reading no vectors from
 SQLite, writes invalidating only the (tenant, profile) they touched, and damaged or half-written files
 never changing a result."""
@@ -17,11 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from brain_graph.core import bm25
 from brain_graph.core.filters import SeedFilter
 from brain_graph.core.security import AccessScope, Principal
-from brain_graph.stores.base import ChangeSet, VectorQuery, VectorRecord
+from brain_graph.stores.base import ChangeSet, LexicalQuery, VectorQuery, VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
-from brain_graph.stores.embedded.vector_files import STALE_TEMPORARY_S, TEMPORARY_PREFIX, VectorFiles, folder_of
+from brain_graph.stores.embedded.index_codecs import MATRIX, matrix_from_parts
+from brain_graph.stores.embedded.index_files import STALE_TEMPORARY_S, TEMPORARY_PREFIX, IndexFiles, folder_of
+from brain_graph.stores.embedded.lexical import LexicalIndex
 from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix
 from tests.test_embedded_vectors import (
     DIM,
@@ -272,10 +275,13 @@ def test_files_of_another_tenant_or_dimension_are_not_used(tmp_path: Path) -> No
     store = private_store(path)
     searched(store, vectors[0].vector, scope=SCOPES[3], top_k=3)
     [key] = list(store.vector_cache._entries)
-    files = VectorFiles(path)
-    assert files.open(key, DIM) is not None
-    assert files.open(key, DIM + 1) is None
-    assert files.open((key[0], key[1], key[2], "t2", key[4]), DIM) is None
+    files = IndexFiles(path)
+    parts = files.open(key, MATRIX)
+    assert parts is not None
+    assert matrix_from_parts(*parts, DIM) is not None
+    assert matrix_from_parts(*parts, DIM + 1) is None
+    assert files.open(key, "lexical-index") is None
+    assert files.open((key[0], key[1], key[2], "t2", key[4]), MATRIX) is None
 
 
 def test_a_matrix_outside_the_budget_is_mapped_again_not_read_from_sqlite(tmp_path: Path) -> None:
@@ -295,3 +301,32 @@ def test_a_matrix_outside_the_budget_is_mapped_again_not_read_from_sqlite(tmp_pa
         assert [(hit.node_id, hit.score) for hit in hits if hit.profile_id == profile] == reference(
             vectors, vectors[0].vector, **args
         )
+
+
+def test_lexical_indexes_are_shared_like_the_matrices(tmp_path: Path) -> None:
+    """A new store object (another process's view) gets the lexical index from its files: the same hits
+    under every scope and filter as the index read from SQLite, and no lexical documents read."""
+    rng = random.Random(40)
+    path = tmp_path / "store.sqlite3"
+    vectors = with_facets(rng, tricky_table(rng, "t1", 300) + tricky_table(rng, "t2", 40))
+    load(private_store(path), vectors)
+
+    def lexical_statements(store: EmbeddedStore, query: list[LexicalQuery]) -> int:
+        before = store.round_trips()["sqlite"]
+        store.lexical(query, scope=SCOPES[0], seed_filter=SeedFilter(), top_k=5)
+        return store.round_trips()["sqlite"] - before
+
+    words = [LexicalQuery(WORK, bm25.query_terms("billing outage token"))]
+    assert lexical_statements(private_store(path), words) == 2  # versions, documents: then published
+    mapped, from_sqlite = private_store(path), private_store(path, files=False)
+    assert lexical_statements(mapped, words) == 1  # versions only
+    for trial in range(40):
+        terms = bm25.query_terms(" ".join(rng.sample(("token", "billing", "outage", "payment", "ledger"), 2)))
+        query = [LexicalQuery(WORK, terms)]
+        scope, seed_filter = SCOPES[trial % len(SCOPES)], random_filter(rng) if trial % 2 else SeedFilter()
+        top_k = rng.choice((1, 5, 1000))
+        got = mapped.lexical(query, scope=scope, seed_filter=seed_filter, top_k=top_k)
+        assert got == from_sqlite.lexical(query, scope=scope, seed_filter=seed_filter, top_k=top_k)
+    held = [entry for entry in mapped.vector_cache._entries.values() if isinstance(entry, LexicalIndex)]
+    assert held
+    assert all(isinstance(entry.posting_rows, np.memmap) for entry in held)
