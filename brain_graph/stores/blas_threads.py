@@ -19,20 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy  # noqa: F401  (its BLAS library, loaded before the controller looks for it)
 import threadpoolctl
 
 _lock = threading.Lock()
 _inside = 0
 _limiter: Any = None
-_controller: threadpoolctl.ThreadpoolController | None = None
-
-
-def _blas_controller() -> threadpoolctl.ThreadpoolController:
-    """The controller of the BLAS libraries loaded when first needed (after numpy's import)."""
-    global _controller
-    if _controller is None:
-        _controller = threadpoolctl.ThreadpoolController()
-    return _controller
+_controller = threadpoolctl.ThreadpoolController()  # the BLAS libraries loaded (numpy's, imported above)
 
 
 def _release_control() -> None:
@@ -50,7 +43,7 @@ def single_blas_thread() -> Iterator[None]:
     with _lock:
         if _inside == 0:
             _release_control()
-            _limiter = _blas_controller().limit(limits=1, user_api="blas")
+            _limiter = _controller.limit(limits=1, user_api="blas")
             _release_control()
         _inside += 1
     try:

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from brain_graph.stores.embedded.facets import FacetColumns
 from brain_graph.stores.embedded.lexical import LexicalIndex
+from brain_graph.stores.embedded.string_table import StringTable
 from brain_graph.stores.embedded.vectors import VectorMatrix
 
 MATRIX = "vector-matrix"
@@ -42,6 +43,18 @@ def _ungrouped(prefix: str, meta: Mapping[str, Any], arrays: Mapping[str, npt.ND
         raise ValueError(f"{prefix}: names and bounds disagree")
     starts = [0, *ends][: len(ends)]
     return {str(name): rows[start:end] for name, start, end in zip(names, starts, ends, strict=True)}
+
+
+def _strings(prefix: str, strings: Sequence[str], arrays: Arrays) -> None:
+    table = strings if isinstance(strings, StringTable) else StringTable.of(strings)
+    arrays[f"{prefix}_data"], arrays[f"{prefix}_offsets"] = table.data, table.offsets
+
+
+def _table(prefix: str, arrays: Mapping[str, npt.NDArray[Any]]) -> StringTable:
+    table = StringTable(arrays[f"{prefix}_data"], arrays[f"{prefix}_offsets"])
+    if not table.fits():
+        raise ValueError(f"{prefix}: offsets outside the data")
+    return table
 
 
 def _facet_parts(facets: FacetColumns, meta: Meta, arrays: Arrays) -> None:
@@ -101,7 +114,6 @@ def matrix_parts(matrix: VectorMatrix) -> tuple[Meta, Arrays]:
     meta: Meta = {
         "tenant_id": matrix.tenant_id,
         "dimension": int(matrix.vectors.shape[1]),
-        "node_ids": matrix.node_ids,
         "row_projects": [[project, start, end] for project, (start, end) in matrix.projects.items()],
     }
     arrays: Arrays = {
@@ -111,6 +123,7 @@ def matrix_parts(matrix: VectorMatrix) -> tuple[Meta, Arrays]:
         "exact_rows": matrix.exact_rows,
         "secured": matrix.secured,
     }
+    _strings("node_ids", matrix.node_ids, arrays)
     _grouped("acl", matrix.acl_index, meta, arrays)
     _facet_parts(matrix.facets, meta, arrays)
     return meta, arrays
@@ -125,7 +138,7 @@ def matrix_from_parts(
             return None
         matrix = VectorMatrix(
             tenant_id=meta["tenant_id"],
-            node_ids=list(meta["node_ids"]),
+            node_ids=_table("node_ids", arrays),
             vectors=arrays["vectors"],
             norms_sq=arrays["norms_sq"],
             inv_norms=arrays["inv_norms"],
@@ -150,13 +163,7 @@ def matrix_from_parts(
 
 
 def lexical_parts(index: LexicalIndex) -> tuple[Meta, Arrays]:
-    terms = sorted(index.terms, key=index.terms.__getitem__)
-    meta: Meta = {
-        "tenant_id": index.tenant_id,
-        "node_ids": index.node_ids,
-        "terms": terms,
-        "total_length": index.total_length,
-    }
+    meta: Meta = {"tenant_id": index.tenant_id, "total_length": index.total_length}
     arrays: Arrays = {
         "lengths": index.lengths,
         "offsets": index.offsets,
@@ -164,6 +171,8 @@ def lexical_parts(index: LexicalIndex) -> tuple[Meta, Arrays]:
         "posting_counts": index.posting_counts,
         "secured": index.secured,
     }
+    _strings("node_ids", index.node_ids, arrays)
+    _strings("terms", index.terms, arrays)
     _grouped("acl", index.acl_index, meta, arrays)
     _facet_parts(index.facets, meta, arrays)
     return meta, arrays
@@ -172,12 +181,12 @@ def lexical_parts(index: LexicalIndex) -> tuple[Meta, Arrays]:
 def lexical_from_parts(meta: Mapping[str, Any], arrays: Mapping[str, npt.NDArray[Any]]) -> LexicalIndex | None:
     """The lexical index the parts hold, or None."""
     try:
-        terms = [str(term) for term in meta["terms"]]
+        terms = _table("terms", arrays)
         index = LexicalIndex(
             tenant_id=meta["tenant_id"],
-            node_ids=list(meta["node_ids"]),
+            node_ids=_table("node_ids", arrays),
             lengths=arrays["lengths"],
-            terms={term: position for position, term in enumerate(terms)},
+            terms=terms,
             offsets=arrays["offsets"],
             posting_rows=arrays["posting_rows"],
             posting_counts=arrays["posting_counts"],

@@ -13,6 +13,7 @@ the seed filter (:mod:`.facets`), before the best are taken.
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,13 +44,13 @@ Rows = Callable[[str, Mapping[str, Any]], list[sqlite3.Row]]
 @dataclass(frozen=True)
 class LexicalIndex:
     """The lexical documents of one profile of one tenant, as postings: the rows holding term
-    ``terms[t]`` and their frequencies are ``posting_rows[offsets[t]:offsets[t + 1]]`` and the same
-    slice of ``posting_counts``."""
+    ``terms[t]`` (sorted) and their frequencies are ``posting_rows[offsets[t]:offsets[t + 1]]`` and the
+    same slice of ``posting_counts``."""
 
     tenant_id: str
-    node_ids: list[str]
+    node_ids: Sequence[str]
     lengths: npt.NDArray[np.float64]  # terms per document
-    terms: dict[str, int]  # term -> its index in ``offsets``
+    terms: Sequence[str]  # sorted
     offsets: npt.NDArray[np.int64]  # len(terms) + 1 bounds into the posting arrays
     posting_rows: npt.NDArray[np.intp]
     posting_counts: npt.NDArray[np.float64]
@@ -91,7 +92,7 @@ class LexicalIndex:
             tenant_id=tenant_id,
             node_ids=[row["node_id"] for row in ordered],
             lengths=lengths,
-            terms={term: index for index, term in enumerate(terms)},
+            terms=terms,
             offsets=offsets,
             posting_rows=np.fromiter((row for term in terms for row in lists[term][0]), dtype=np.intp),
             posting_counts=np.fromiter((count for term in terms for count in lists[term][1]), dtype=np.float64),
@@ -103,8 +104,8 @@ class LexicalIndex:
 
     def postings(self, term: str) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None:
         """The rows holding ``term`` (ascending) and its frequency in each; None for an unknown term."""
-        index = self.terms.get(term)
-        if index is None:
+        index = bisect_left(self.terms, term)
+        if index == len(self.terms) or self.terms[index] != term:
             return None
         start, end = int(self.offsets[index]), int(self.offsets[index + 1])
         return self.posting_rows[start:end], self.posting_counts[start:end]
@@ -138,7 +139,7 @@ class LexicalIndex:
         if len(candidates) > top_k:  # keep the top_k best scores and every row tied with the last of them
             kth = np.partition(scores[candidates], len(candidates) - top_k)[len(candidates) - top_k]
             candidates = candidates[scores[candidates] >= kth]
-        return ranked(((self.node_ids[row], float(scores[row])) for row in candidates), top_k)
+        return ranked(((self.node_ids[row], float(scores[row])) for row in candidates.tolist()), top_k)
 
 
 def load_lexical(rows: Rows, tenant_id: str, profile_id: str, *, stored: bool = True) -> LexicalIndex:

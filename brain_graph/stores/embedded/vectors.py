@@ -139,7 +139,7 @@ class VectorMatrix:
     """The vectors of one profile of one tenant, as stored, rows grouped by project key."""
 
     tenant_id: str
-    node_ids: list[str]
+    node_ids: Sequence[str]
     vectors: npt.NDArray[np.float32]  # (rows, dimension), the stored float32 values
     norms_sq: FloatArray  # exact sums of squares (float64, left to right)
     inv_norms: npt.NDArray[np.float32]  # 1 / norm for the approximate pass; 0 for rows scored exactly
@@ -251,8 +251,8 @@ class VectorMatrix:
 
     @cached_property
     def row_of(self) -> dict[str, int]:
-        """Row index by node id."""
-        return {node_id: row for row, node_id in enumerate(self.node_ids)}
+        """Row index by node id (built when first needed)."""
+        return dict(zip(self.node_ids, range(len(self.node_ids)), strict=True))
 
     def _scored(self, q: FloatArray, q_norm_sq: float, rows: npt.NDArray[np.intp]) -> list[tuple[float, str]]:
         """(-score, node id) of ``rows``, scored exactly."""
