@@ -62,7 +62,7 @@ def storage_label(uri: str) -> str:
     host = parts.hostname or ""
     if parts.port is not None:
         host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 def is_shared(uri: str) -> bool:
