@@ -38,6 +38,7 @@ class GateRefusal:
     message: str
     headers: Mapping[str, str] = field(default_factory=dict)
     retry_after: int | None = None
+    backend: str | None = None  # the service that is unavailable, for a 503
 
 
 def admit(gate: Callable[[], Gate], authorization: str | None, log: logging.Logger) -> Admission | GateRefusal:
@@ -70,7 +71,7 @@ def storage_refusal(backend: str) -> GateRefusal:
     rate-limit storage) is unavailable."""
     retry = UNAVAILABLE_RETRY_AFTER_S
     message = f"{backend} is unavailable, so the request cannot be counted against its rate limit; retry later"
-    return GateRefusal(503, BackendUnavailableError.code, message, {"Retry-After": str(retry)}, retry)
+    return GateRefusal(503, BackendUnavailableError.code, message, {"Retry-After": str(retry)}, retry, backend)
 
 
 def sending_headers(send: Send, headers: Mapping[str, str]) -> Send:

@@ -142,6 +142,7 @@ def test_an_unreachable_storage_fails_closed(brain_home: Path, tmp_path: Path) -
         assert refused.status_code == 503, refused.text
         [error] = refused.json()["errors"]
         assert error["extensions"]["code"] == "BACKEND_UNAVAILABLE"
+        assert error["extensions"]["backend"] == "rate-limit storage"
         assert "rate-limit storage is unavailable" in error["message"]
         assert str(redis_server.port) not in refused.text  # where the storage is stays in the server log
         assert refused.headers["Retry-After"].isdigit()

@@ -88,7 +88,11 @@ class GraphQLApp:
             return
         admission = await admit_in_thread(self._gate, request.headers.get("authorization"), logger)
         if isinstance(admission, GateRefusal):
-            extensions = {"retryAfter": admission.retry_after} if admission.retry_after is not None else {}
+            extensions: dict[str, Any] = {}
+            if admission.retry_after is not None:
+                extensions["retryAfter"] = admission.retry_after
+            if admission.backend is not None:
+                extensions["backend"] = admission.backend
             body = error_body(admission.code, admission.message, **extensions)
             await JSONResponse(body, admission.status, headers=dict(admission.headers))(scope, receive, send)
             return
