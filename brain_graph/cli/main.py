@@ -718,15 +718,16 @@ def serve(
         str, typer.Option("--log-level", metavar="LEVEL", help="uvicorn's log level (info, warning, debug...).")
     ] = "info",
 ) -> None:
-    """Serve /graphql, /graph/..., /brain/mcp and /brain/health|ready|metrics without the LangGraph server.
+    """Serve GraphQL, the graph API and MCP in N worker processes.
 
-    Uses the BRAIN_GRAPH_* settings of the LangGraph server (bearer tokens are required, or
+    Serves /graphql, /graph/..., /brain/mcp and /brain/health, /brain/ready and /brain/metrics
+    without the LangGraph server, with its BRAIN_GRAPH_* settings (bearer tokens are required, or
     BRAIN_GRAPH_AUTH=insecure). With --workers N above 1, set BRAIN_GRAPH_RATE_LIMIT_STORAGE to a
     shared storage (redis://host:6379) so that a principal has one budget across the workers, not
     one per worker; PROMETHEUS_MULTIPROC_DIR is made for the run unless set. For example:
 
     \b
-    BRAIN_GRAPH_RATE_LIMIT_STORAGE=redis://127.0.0.1:6379 brain-graph serve --workers 4 --port 8000
+    brain-graph serve --workers 4 --port 8000
     """
     from brain_graph.serving.standalone import ServeOptions
     from brain_graph.serving.standalone import serve as serve_app
