@@ -1,8 +1,9 @@
 """The HTTP surfaces in several worker processes (``brain-graph serve``) and the per-principal rate
 limit across them: with a shared Redis the limit holds in total, whichever process answers; with
 ``memory://`` each process has its own budget; a Redis that stops answering fails closed (503) and
-the servers admit again once it is back. MCP sessions work over ``--workers 2`` (the transport is
-stateless, so a session's requests may reach either worker).
+the servers admit again once it is back. A ``langgraph dev`` server on the same Redis counts runs
+and ``/graphql`` in the same budget, off its event loop. MCP sessions work over ``--workers 2`` (the
+transport is stateless, so a session's requests may reach either worker).
 
 The window is an hour, so no test depends on how long it takes: every count is over within it."""
 
@@ -18,8 +19,9 @@ from mcp import ClientSession
 from mcp.types import CallToolResult
 
 from brain_graph.auth import TokenIssuer
+from brain_graph.graphs.search import GRAPH_NAME
 from tests.mcp_client import texts, with_session
-from tests.platform.devserver import DevServer
+from tests.platform.devserver import REPO_ROOT, DevServer, run_dev_server
 from tests.platform.redis_server import RedisServer, run_redis
 from tests.platform.standalone_server import run_serve
 
@@ -106,6 +108,25 @@ def test_one_budget_over_two_servers_sharing_redis(two_servers: list[DevServer])
     assert refusing == {httpx.URL(server.url).port for server in two_servers}  # both servers refuse
     other = token("dave")  # another principal has its own budget
     assert [graphql(server, other).status_code for server in two_servers] == [200, 200]
+
+
+def run_wait(server: DevServer, bearer: str) -> httpx.Response:
+    """One ``brain_search`` run over the LangGraph server's runs API."""
+    body = {"assistant_id": GRAPH_NAME, "input": REQUEST}
+    return httpx.post(f"{server.url}/runs/wait", json=body, headers={"Authorization": f"Bearer {bearer}"}, timeout=60)
+
+
+def test_a_langgraph_server_counts_in_the_same_redis(
+    two_servers: list[DevServer], brain_home: Path, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    env = settings(brain_home, redis_server.url)
+    with run_dev_server(REPO_ROOT / "langgraph.json", tmp_path, env) as langgraph:
+        bearer = token("judy")
+        calls = [lambda: run_wait(langgraph, bearer), lambda: graphql(langgraph, bearer)]
+        calls.append(lambda: graphql(two_servers[0], bearer))
+        answers = [calls[n % len(calls)]() for n in range(LIMIT + 3)]
+        assert "Blocking" not in langgraph.log()  # counting in Redis stays off the server's event loop
+    assert [answer.status_code for answer in answers] == [200] * LIMIT + [429] * 3, [a.text for a in answers]
 
 
 def test_the_workers_of_one_server_share_the_budget(two_workers: DevServer) -> None:
