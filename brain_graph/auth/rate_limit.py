@@ -65,11 +65,6 @@ def storage_label(uri: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
-def is_shared(uri: str) -> bool:
-    """Whether the storage of ``uri`` is shared by processes (anything but ``memory://``)."""
-    return urllib.parse.urlsplit(uri.strip()).scheme.lower() != "memory"
-
-
 def rate_limit_storage(uri: str) -> storage.Storage:
     """The ``limits`` storage of ``BRAIN_GRAPH_RATE_LIMIT_STORAGE``: ``memory://`` (one budget per
     process), or a shared one such as ``redis://host:6379`` (the ``redis`` client installed:

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from brain_graph.auth import Gate, JwtVerifier, RateLimiter, TokenIssuer
 from brain_graph.auth.rate_limit import (
     STORAGE_NAME,
-    is_shared,
     parse_rate_limit,
     rate_limit_storage,
     storage_label,
@@ -99,7 +97,5 @@ def test_the_label_drops_credentials_and_options(uri: str, label: str) -> None:
     assert storage_label(uri) == label
 
 
-def test_memory_is_the_only_storage_not_shared(tmp_path: Path) -> None:
-    assert not is_shared("memory://")
-    assert is_shared("redis://cache:6379")
+def test_memory_is_not_shared() -> None:
     assert not limiter("memory://").shared
