@@ -4,11 +4,19 @@ that a principal has one identity and one rate-limit budget on a server."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 from brain_graph.auth.credentials import Credentials
-from brain_graph.auth.rate_limit import RateDecision, RateLimiter, parse_rate_limit, rate_limit_storage
+from brain_graph.auth.rate_limit import (
+    STORAGE_NAME,
+    RateDecision,
+    RateLimiter,
+    parse_rate_limit,
+    rate_limit_storage,
+    storage_label,
+)
 from brain_graph.auth.settings import NOT_CONFIGURED, AuthSettings, load_auth_settings
 from brain_graph.auth.tokens import TokenVerifier
 from brain_graph.core.errors import AuthenticationError, ConfigurationError
@@ -51,8 +59,18 @@ class Gate:
     @classmethod
     def from_settings(cls, settings: AuthSettings) -> Gate:
         item = parse_rate_limit(settings.rate_limit)
-        limiter = RateLimiter(item, rate_limit_storage(settings.rate_limit_storage)) if item is not None else None
+        uri = settings.rate_limit_storage
+        limiter = None
+        if item is not None:
+            limiter = RateLimiter(item, rate_limit_storage(uri), label=storage_label(uri))
         return cls(settings.build_verifier(), limiter, insecure=settings.insecure)
+
+    def readiness_checks(self) -> Mapping[str, Callable[[], None]]:
+        """The check of the shared rate-limit storage, named :data:`STORAGE_NAME` (none for a limit in
+        process memory or no limit): a server that cannot count requests cannot admit any."""
+        if self.limiter is None or not self.limiter.shared:
+            return {}
+        return {STORAGE_NAME: self.limiter.check_storage}
 
     def admit(self, authorization: str | None, *, charge: bool = True) -> Admission:
         """The credentials of an ``Authorization`` header value, counted against the rate limit unless
@@ -75,7 +93,9 @@ class Gate:
         return Admission(credentials=credentials, rate=rate)
 
     def charge(self, principal_id: str) -> RateDecision | None:
-        """Count one request (or run) against ``principal_id``'s limit; :class:`RateLimitedError` over it."""
+        """Count one request (or run) against ``principal_id``'s limit; :class:`RateLimitedError` over
+        it, :class:`~brain_graph.core.errors.BackendUnavailableError` when the shared storage cannot
+        be reached (fail closed: the request is not admitted)."""
         return self.limiter.hit(principal_id) if self.limiter is not None else None
 
 

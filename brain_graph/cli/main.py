@@ -1,4 +1,5 @@
-"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``.
+"""The ``brain-graph`` command line: ``demo``, ``load``, ``index``, ``search``, ``profiles``, ``token``, ``attach``,
+``serve``.
 
 Each command imports what it runs inside its body, so ``--help`` and ``--version`` load no LangGraph,
 store client, numpy or model. Bad input is one ``error:`` line naming the flag (exit 2).
@@ -704,6 +705,40 @@ def attach(
     sys.stdout.write("".join(line + "\n" for line in [*report.count_lines(), report.summary()]))
     sys.stderr.write("".join(line + "\n" for line in report.problem_lines()))
     raise typer.Exit(code=exit_code(report))
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="Port to listen on.")] = 8000,
+    workers: Annotated[
+        int, typer.Option("--workers", metavar="N", help="Worker processes sharing the port (1 to 64).")
+    ] = 1,
+    log_level: Annotated[
+        str, typer.Option("--log-level", metavar="LEVEL", help="uvicorn's log level (info, warning, debug...).")
+    ] = "info",
+) -> None:
+    """Serve GraphQL, the graph API and MCP in N worker processes.
+
+    Serves /graphql, /graph/..., /brain/mcp and /brain/health, /brain/ready and /brain/metrics
+    without the LangGraph server, with its BRAIN_GRAPH_* settings (bearer tokens are required, or
+    BRAIN_GRAPH_AUTH=insecure). With --workers N above 1, set BRAIN_GRAPH_RATE_LIMIT_STORAGE to a
+    shared storage (redis://host:6379) so that a principal has one budget across the workers, not
+    one per worker; PROMETHEUS_MULTIPROC_DIR is made for the run unless set. For example:
+
+    \b
+    brain-graph serve --workers 4 --port 8000
+    """
+    from brain_graph.serving.standalone import ServeOptions
+    from brain_graph.serving.standalone import serve as serve_app
+
+    def warn(line: str) -> None:
+        _err().print(f"warning: {line}", markup=False, highlight=False)
+
+    try:
+        serve_app(ServeOptions(host=host, port=port, workers=workers, log_level=log_level.lower()), warn)
+    except BrainGraphError as error:
+        raise _fail(error) from None
 
 
 def main() -> None:  # pragma: no cover - console entry

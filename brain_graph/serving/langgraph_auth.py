@@ -3,7 +3,8 @@
 principal is the same, and has one rate-limit budget, over the runs API, Studio and ``/graphql``.
 
 - Authentication: a missing or invalid token is 401; a run over the rate limit is 429 with
-  ``Retry-After`` and ``X-RateLimit-*`` headers. The user carries the principal (``identity``, ``groups``, ``tenants``)
+  ``Retry-After`` and ``X-RateLimit-*`` headers; a run that cannot be counted because the shared
+  rate-limit storage is unreachable is 503. The user carries the principal (``identity``, ``groups``, ``tenants``)
   and ``scopes``; the graphs read it from ``Runtime.server_info.user``.
 - Authorization: threads and runs (their state, history and copies) belong to the principal that
   created them, the token's ``sub`` with its tenants and groups (``owner`` and ``owner_principal``
@@ -22,6 +23,8 @@ status (:func:`brain_graph.serving.startup.refuse_to_start`).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -29,9 +32,17 @@ from langgraph_sdk import Auth
 from brain_graph.auth.credentials import MAINTAINER, PERMISSION_PREFIX, principal_key
 from brain_graph.auth.gate import Gate, default_gate
 from brain_graph.auth.principals import INSECURE_CLAIM, is_insecure_user, principal_from_user
-from brain_graph.core.errors import AuthenticationError, ConfigurationError, InvalidRequestError, RateLimitedError
+from brain_graph.core.errors import (
+    AuthenticationError,
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidRequestError,
+    RateLimitedError,
+)
+from brain_graph.serving.admission import storage_refusal
 from brain_graph.serving.startup import refuse_to_start
 
+logger = logging.getLogger("brain_graph.auth")
 OWNER_KEY = "owner"  # the principal id, for people reading the metadata
 PRINCIPAL_KEY = "owner_principal"  # principal_key(): the id with its tenants and groups
 INSECURE_USER: dict[str, Any] = {
@@ -89,9 +100,15 @@ async def charge_runs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fil
     the principal's own threads."""
     if not _is_insecure(ctx):
         try:
-            _gate.charge(ctx.user.identity)
+            await asyncio.to_thread(_gate.charge, ctx.user.identity)  # a shared storage is a network call
         except RateLimitedError as error:
             raise Auth.exceptions.HTTPException(status_code=429, detail=str(error), headers=error.headers) from None
+        except BackendUnavailableError as error:  # fail closed: a run that cannot be counted is refused
+            logger.error("refused a run, its rate limit cannot be counted: %s", error)
+            refusal = storage_refusal(error.backend)
+            raise Auth.exceptions.HTTPException(
+                status_code=refusal.status, detail=refusal.message, headers=dict(refusal.headers)
+            ) from None
     return _owned(ctx, value)
 
 

@@ -6,11 +6,13 @@
   :mod:`brain_graph.pipeline.config`) the first time a node runs, in a worker thread, never on the event loop.
 - ``app``: custom HTTP routes mounted on the same server: ``GET /brain/health`` (liveness: the process
   answers; touches no store), ``GET /brain/ready`` (readiness: each service of the configured backend,
-  and each provider embedder, answers within :data:`READY_TIMEOUT_S`, else 503 naming the ones that do
-  not), ``GET /brain/metrics`` (Prometheus, :mod:`brain_graph.observability`), ``/graphql`` (the
-  ``brainSearch`` query, with its own bearer-token check: :mod:`brain_graph.serving.graphql.app`), the
-  read-only graph API ``/graph/...`` (:mod:`brain_graph.serving.graph_api`) and ``/brain/mcp`` (the
-  MCP tools, behind the same check: :mod:`brain_graph.serving.mcp`).
+  each provider embedder and a shared rate-limit storage answer within :data:`READY_TIMEOUT_S`, else
+  503 naming the ones that do not), ``GET /brain/metrics`` (Prometheus, :mod:`brain_graph.observability`),
+  ``/graphql`` (the ``brainSearch`` query, with its own bearer-token check:
+  :mod:`brain_graph.serving.graphql.app`), the read-only graph API ``/graph/...``
+  (:mod:`brain_graph.serving.graph_api`) and ``/brain/mcp`` (the MCP tools, behind the same check:
+  :mod:`brain_graph.serving.mcp`). The same ``app`` also runs alone, in N worker processes:
+  :mod:`brain_graph.serving.standalone` (``brain-graph serve``).
 
 Every response carries ``X-Request-ID`` (the caller's, when safe, else a new one), also on every log
 record of the request; requests to the routes above are counted and timed by route.
@@ -28,6 +30,7 @@ closed. Without auth, or in the insecure development mode, the run context's ``p
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -41,7 +44,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from brain_graph.core.errors import BrainGraphError
+from brain_graph.auth.gate import Gate, default_gate
+from brain_graph.core.errors import BrainGraphError, ConfigurationError
 from brain_graph.embedding.hosted import embedder_checks
 from brain_graph.graphs.index import build_index_graph
 from brain_graph.graphs.search import GRAPH_NAME, NODE_NAMES, BrainSearchGraph, build_graph
@@ -134,9 +138,12 @@ def health(request: Request) -> JSONResponse:
     )
 
 
-def backend_statuses(services: Callable[[], SearchServices], timeout_s: float) -> list[ServiceStatus]:
-    """Each service of the backend of ``services()`` and each provider embedder its profiles use
-    (:func:`~brain_graph.embedding.hosted.embedder_checks`), all checked at once
+def backend_statuses(
+    services: Callable[[], SearchServices], timeout_s: float, gate: Callable[[], Gate] | None = None
+) -> list[ServiceStatus]:
+    """Each service of the backend of ``services()``, each provider embedder its profiles use
+    (:func:`~brain_graph.embedding.hosted.embedder_checks`) and, with ``gate``, its shared rate-limit
+    storage (:meth:`~brain_graph.auth.gate.Gate.readiness_checks`), all checked at once
     (:func:`~brain_graph.stores.readiness.check_services`); services that cannot be built (their
     configuration) are one service ``configuration`` not ready."""
     try:
@@ -144,6 +151,10 @@ def backend_statuses(services: Callable[[], SearchServices], timeout_s: float) -
     except BrainGraphError as error:
         return [ServiceStatus("configuration", str(error))]
     checks = {**backend_checks(built.backend), **embedder_checks(built.profiles.embedders.values())}
+    if gate is not None:
+        # A gate that cannot be built answers for itself: 500 on every gated request, logged.
+        with contextlib.suppress(ConfigurationError):
+            checks.update(gate().readiness_checks())
     return check_services(checks, timeout_s)
 
 
@@ -159,14 +170,16 @@ def readiness_body(statuses: list[ServiceStatus]) -> tuple[int, dict[str, Any]]:
 
 
 def readiness_endpoint(
-    services: Callable[[], SearchServices] = default_services, timeout_s: float = READY_TIMEOUT_S
+    services: Callable[[], SearchServices] = default_services,
+    timeout_s: float = READY_TIMEOUT_S,
+    gate: Callable[[], Gate] | None = None,
 ) -> Callable[[Request], JSONResponse]:
     """``GET /brain/ready`` over ``services`` (default: the services searches use, from the
-    environment): answers within about ``timeout_s`` seconds whatever the servers do. Sync, so
-    Starlette runs it in a thread."""
+    environment) and the shared rate-limit storage of ``gate``, if any: answers within about
+    ``timeout_s`` seconds whatever the servers do. Sync, so Starlette runs it in a thread."""
 
     def ready(request: Request) -> JSONResponse:
-        statuses = backend_statuses(services, timeout_s)
+        statuses = backend_statuses(services, timeout_s, gate)
         for status in statuses:
             if not status.ready:
                 logger.warning("/brain/ready: %s is not ready: %s", status.name, status.problem)
@@ -185,7 +198,7 @@ def metrics(request: Request) -> Response:
 brain_mcp = create_mcp_app(make_graph)
 ROUTES = [
     Route("/brain/health", health, methods=["GET"]),
-    Route("/brain/ready", readiness_endpoint(), methods=["GET"]),
+    Route("/brain/ready", readiness_endpoint(gate=default_gate), methods=["GET"]),
     Route("/brain/metrics", metrics, methods=["GET"]),
     Route("/graphql", create_graphql_app(make_graph), methods=["GET", "POST"]),
     *graph_api_routes(),

@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from brain_graph.auth.gate import Admission, Gate, default_gate
 from brain_graph.graphs.search import build_graph
-from brain_graph.serving.admission import GateRefusal, admit, sending_headers
+from brain_graph.serving.admission import GateRefusal, admit_in_thread, sending_headers
 from brain_graph.serving.graphql.errors import (
     BAD_USER_INPUT,
     ServerErrorLog,
@@ -86,9 +86,13 @@ class GraphQLApp:
         if request.method != "POST":  # GET: the GraphiQL explorer page; queries need POST and a token
             await self._ariadne(scope, receive, send)
             return
-        admission = admit(self._gate, request.headers.get("authorization"), logger)
+        admission = await admit_in_thread(self._gate, request.headers.get("authorization"), logger)
         if isinstance(admission, GateRefusal):
-            extensions = {"retryAfter": admission.retry_after} if admission.retry_after is not None else {}
+            extensions: dict[str, Any] = {}
+            if admission.retry_after is not None:
+                extensions["retryAfter"] = admission.retry_after
+            if admission.backend is not None:
+                extensions["backend"] = admission.backend
             body = error_body(admission.code, admission.message, **extensions)
             await JSONResponse(body, admission.status, headers=dict(admission.headers))(scope, receive, send)
             return

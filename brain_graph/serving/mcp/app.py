@@ -26,7 +26,7 @@ from brain_graph.auth.gate import Gate, default_gate
 from brain_graph.core.errors import INTERNAL_MESSAGE
 from brain_graph.graphs.search import build_graph
 from brain_graph.pipeline.config import default_services
-from brain_graph.serving.admission import GateRefusal, admit, sending_headers
+from brain_graph.serving.admission import GateRefusal, admit_in_thread, sending_headers
 from brain_graph.serving.mcp.caller import ADMISSION_KEY
 from brain_graph.serving.mcp.tools import GraphProvider, ServicesProvider, build_mcp_server
 
@@ -79,7 +79,7 @@ class BrainMCP:
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
-        admission = admit(self._gate, request.headers.get("authorization"), logger)
+        admission = await admit_in_thread(self._gate, request.headers.get("authorization"), logger)
         if isinstance(admission, GateRefusal):
             refusal = _refusal(admission.code, admission.message, admission.status, dict(admission.headers))
             await refusal(scope, receive, send)
