@@ -59,15 +59,18 @@ class StringTable(Sequence[str]):
         if not 0 <= index < len(self):
             raise IndexError(index)
         text, bounds = self._decoded
-        return text[bounds[index] : bounds[index + 1]].decode("utf-8")
+        piece = text[bounds[index] : bounds[index + 1]]
+        return piece if isinstance(piece, str) else piece.decode("utf-8")
 
     def __iter__(self) -> Iterator[str]:
         text, bounds = self._decoded
-        for start, end in pairwise(bounds):
-            yield text[start:end].decode("utf-8")
+        if isinstance(text, str):
+            return (text[start:end] for start, end in pairwise(bounds))
+        return (text[start:end].decode("utf-8") for start, end in pairwise(bounds))
 
     @cached_property
-    def _decoded(self) -> tuple[bytes, list[int]]:
-        """The data as bytes and the offsets as ints (copied once: indexing mapped arrays item by item
-        costs more than the copy)."""
-        return self.data.tobytes(), [int(bound) for bound in self.offsets.tolist()]
+    def _decoded(self) -> tuple[str | bytes, list[int]]:
+        """The data (as text when it is ASCII, whose byte offsets are character offsets) and the
+        offsets, copied once: indexing mapped arrays item by item costs more than the copy."""
+        data = self.data.tobytes()
+        return (data.decode("ascii") if data.isascii() else data), self.offsets.tolist()
