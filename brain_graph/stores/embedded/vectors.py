@@ -22,14 +22,15 @@ Other degenerate inputs (a non-finite query, rows with a norm outside ``[1e-15, 
 ``top_k``-th score near the lower clamp, few visible rows) skip the approximate pass for the rows
 concerned and are scored exactly.
 
-Invalidation: every write transaction of the store stores a new random token for each tenant it
-writes (``meta.data_version:<tenant>``), or for the whole file (``meta.data_version``: a profile's
-identity recorded, tenants dropped by profile; see :mod:`~brain_graph.stores.embedded.schema`). A
-query reads both tokens in the same read transaction as any vectors it loads, and matrices are keyed
-by (file, file token, tenant token, tenant, profile), so a write by another
-:class:`~brain_graph.stores.embedded.EmbeddedStore` or another process is seen by the next query,
-and a write to one tenant leaves the other tenants' matrices in the cache. Matrices of a superseded
-file token of the same file, or tenant token of the same tenant, are dropped when a newer one is seen.
+Invalidation: every write transaction stores new random tokens (``meta`` keys, see
+:mod:`~brain_graph.stores.embedded.schema`) for each tenant it writes, for each (tenant, profile)
+whose vector rows it changed, or for the whole file. A query reads them in the same read
+transaction as any vectors it loads, and matrices are keyed by (file, file token, profile token,
+tenant, profile), so a write by another :class:`~brain_graph.stores.embedded.EmbeddedStore` or
+another process is seen by the next query, and a write to one (tenant, profile) leaves the others'
+matrices in the cache. Entries of a superseded token of the same (tenant, part) are dropped when a
+newer one is seen. Matrices are shared between processes as memory-mapped files
+(:mod:`~brain_graph.stores.embedded.index_files`).
 
 Memory: matrices live in one process-wide LRU (:func:`shared_cache`) bounded by bytes
 (``BRAIN_GRAPH_VECTOR_CACHE_MB``; by default a quarter of the memory the process may use, at least
