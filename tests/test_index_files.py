@@ -14,7 +14,6 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from brain_graph.core import bm25
@@ -23,7 +22,13 @@ from brain_graph.core.security import AccessScope, Principal
 from brain_graph.stores.base import ChangeSet, LexicalQuery, VectorQuery, VectorRecord
 from brain_graph.stores.embedded import EmbeddedStore
 from brain_graph.stores.embedded.index_codecs import MATRIX, matrix_from_parts
-from brain_graph.stores.embedded.index_files import STALE_TEMPORARY_S, TEMPORARY_PREFIX, IndexFiles, folder_of
+from brain_graph.stores.embedded.index_files import (
+    STALE_TEMPORARY_S,
+    TEMPORARY_PREFIX,
+    IndexFiles,
+    folder_of,
+    is_mapped,
+)
 from brain_graph.stores.embedded.lexical import LexicalIndex
 from brain_graph.stores.embedded.vectors import VectorCache, VectorMatrix
 from tests.test_embedded_vectors import (
@@ -89,7 +94,7 @@ def test_published_files_give_the_results_of_sqlite(tmp_path: Path) -> None:
     assert searched(mapped, query, **plain) == reference(vectors, query, **plain)
     held = mapped.vector_cache.get(next(key for key in mapped.vector_cache._entries if key[3:] == ("t1", WORK)))
     assert isinstance(held, VectorMatrix)
-    assert isinstance(held.vectors, np.memmap)
+    assert is_mapped(held.vectors)
 
 
 def test_a_new_process_reads_no_vectors_from_sqlite(tmp_path: Path) -> None:
@@ -104,11 +109,11 @@ def test_a_new_process_reads_no_vectors_from_sqlite(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import json
-        import numpy as np
         from brain_graph.core.filters import SeedFilter
         from brain_graph.core.security import AccessScope
         from brain_graph.stores.base import VectorQuery
         from brain_graph.stores.embedded import EmbeddedStore
+        from brain_graph.stores.embedded.index_files import is_mapped
         from brain_graph.stores.embedded.vectors import VectorCache
 
         store = EmbeddedStore({str(path)!r})
@@ -119,7 +124,7 @@ def test_a_new_process_reads_no_vectors_from_sqlite(tmp_path: Path) -> None:
         print(json.dumps({{
             "statements": store.round_trips()["sqlite"],
             "hits": [[hit.node_id, hit.score] for hit in hits],
-            "mapped": isinstance(matrix.vectors, np.memmap),
+            "mapped": is_mapped(matrix.vectors),
         }}))
         """
     )
@@ -194,10 +199,12 @@ def test_damaged_files_are_read_again_from_sqlite_and_replaced(tmp_path: Path, d
     if damage == "meta":
         (folder / "meta.json").write_text("{not json", encoding="utf-8")
     elif damage == "truncated":
-        data = (folder / "vectors.npy").read_bytes()
-        (folder / "vectors.npy").write_bytes(data[: len(data) // 2])
+        data = (folder / "arrays.bin").read_bytes()
+        (folder / "arrays.bin").write_bytes(data[: len(data) // 2])
     elif damage == "dtype":
-        np.save(folder / "norms_sq.npy", np.zeros(len(vectors), dtype=np.float32))
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        meta["arrays"]["norms_sq"][0] = "<f4"
+        (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     else:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         (folder / "meta.json").write_text(json.dumps({**meta, "format": 999}), encoding="utf-8")
@@ -221,7 +228,7 @@ def test_a_killed_publisher_leaves_nothing_a_search_reads(tmp_path: Path) -> Non
     fresh = folder_of(path) / pair / f"{TEMPORARY_PREFIX}2-busy"
     for left in (old, fresh):
         left.mkdir()
-        (left / "vectors.npy").write_bytes(b"\x93NUMPY half written")
+        (left / "arrays.bin").write_bytes(b"half written")
     long_ago = os.stat(old).st_mtime - 2 * STALE_TEMPORARY_S
     os.utime(old, (long_ago, long_ago))
     writer = private_store(path)
@@ -329,4 +336,24 @@ def test_lexical_indexes_are_shared_like_the_matrices(tmp_path: Path) -> None:
         assert got == from_sqlite.lexical(query, scope=scope, seed_filter=seed_filter, top_k=top_k)
     held = [entry for entry in mapped.vector_cache._entries.values() if isinstance(entry, LexicalIndex)]
     assert held
-    assert all(isinstance(entry.posting_rows, np.memmap) for entry in held)
+    assert all(is_mapped(entry.posting_rows) for entry in held)
+
+
+def test_an_open_index_holds_one_file_descriptor(tmp_path: Path) -> None:
+    """Every array of an index is a view of one mapping: a process holding many indexes stays far from
+    its descriptor limit (and from select()'s 1024)."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("counts descriptors through /proc")
+    rng = random.Random(41)
+    path = tmp_path / "store.sqlite3"
+    vectors = with_facets(rng, tricky_table(rng, "t1", 100))
+    load(private_store(path), vectors)
+    store = private_store(path)
+    searched(store, vectors[0].vector, scope=SCOPES[3], top_k=3)
+    [key] = list(store.vector_cache._entries)
+    files = IndexFiles(path)
+    before = len(os.listdir("/proc/self/fd"))
+    held = [files.open(key, MATRIX) for _ in range(40)]
+    assert all(parts is not None for parts in held)
+    assert len(os.listdir("/proc/self/fd")) - before <= 40
+    del held

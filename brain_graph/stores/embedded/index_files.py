@@ -1,10 +1,11 @@
 """The embedded store's cached indexes on disk, memory-mapped by every process that searches the file.
 
-An index (a vector matrix, a lexical index: :mod:`.index_codecs`) is kept as one folder of ``.npy``
-arrays and a ``meta.json`` under ``<store file>.indexes/<tenant and part digest>/<version digest>/``,
-the digests being those of its cache key (:data:`~.vectors.CacheKey`: the data tokens it was read
-under). Processes open the arrays with ``numpy.load(mmap_mode="r")``: N processes hold one copy in
-the page cache, and a new process's first search reads none of it from SQLite.
+An index (a vector matrix, a lexical index: :mod:`.index_codecs`) is kept as one folder, its arrays
+end to end in one file (``arrays.bin``) and a ``meta.json`` with their layout, under
+``<store file>.indexes/<tenant and part digest>/<version digest>/``, the digests being those of its
+cache key (:data:`~.vectors.CacheKey`: the data tokens it was read under). Processes map the file
+read-only and use the arrays in place: N processes hold one copy in the page cache, a new process's
+first search reads none of it from SQLite, and an open index holds one file descriptor.
 
 Promises:
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import time
@@ -43,6 +45,8 @@ SUFFIX = ".indexes"
 TEMPORARY_PREFIX = ".publishing-"
 STALE_TEMPORARY_S = 3600.0  # a temporary folder older than this was left by a killed writer
 META = "meta.json"
+DATA = "arrays.bin"
+ALIGNMENT = 64  # bytes: every array starts at a multiple (a cache line)
 POPULATE_BYTES = 1 << 20  # arrays at least this large get their pages mapped when opened
 MADV_POPULATE_READ = 22  # Linux 5.14+; older kernels refuse it (EINVAL) and pages fault in as read
 
@@ -78,13 +82,11 @@ class IndexFiles:
             meta = json.loads((folder / META).read_text(encoding="utf-8"))
             if not isinstance(meta, dict) or (meta.get("format"), meta.get("kind")) != (FORMAT, kind):
                 return None
-            if meta.get("tenant_id") != key[3] or not isinstance(meta.get("arrays"), list):
+            if meta.get("tenant_id") != key[3]:
                 return None
-            arrays = {str(name): np.load(folder / f"{name}.npy", mmap_mode="r") for name in meta["arrays"]}
-        except (OSError, ValueError, TypeError):
+            arrays = _mapped(folder / DATA, meta["arrays"])
+        except (OSError, ValueError, TypeError, KeyError):
             return None
-        for array in arrays.values():
-            _populate(array)
         return meta, arrays
 
     def discard(self, key: CacheKey) -> None:
@@ -112,7 +114,7 @@ class IndexFiles:
         except OSError:
             return False
         try:
-            _write(temporary, {**meta, "format": FORMAT, "kind": kind, "arrays": sorted(arrays)}, arrays)
+            _write(temporary, {**meta, "format": FORMAT, "kind": kind}, arrays)
             os.rename(temporary, final)
         except OSError:
             shutil.rmtree(temporary, ignore_errors=True)
@@ -132,23 +134,53 @@ class IndexFiles:
                 shutil.rmtree(other, ignore_errors=True)
 
 
-def _populate(array: npt.NDArray[Any]) -> None:
-    """Map a large array's pages now, from the page cache (Linux ``MADV_POPULATE_READ``), instead of one
-    page fault at a time in the first scan; nothing where the kernel or the array cannot."""
-    mapping = getattr(array, "_mmap", None)  # numpy.memmap's mapping
-    if mapping is not None and array.nbytes >= POPULATE_BYTES:
+def _mapped(path: Path, layout: object) -> dict[str, npt.NDArray[Any]]:
+    """The arrays ``layout`` (name -> [dtype, shape, offset]) places in the file at ``path``, read-only
+    views of one memory mapping of it (one file descriptor per index, whatever its arrays)."""
+    if not isinstance(layout, dict):
+        raise ValueError("the layout of the arrays is not an object")
+    with open(path, "rb") as file:
+        mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    if len(mapping) >= POPULATE_BYTES:
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            mapping.madvise(MADV_POPULATE_READ)
+            mapping.madvise(MADV_POPULATE_READ)  # map the pages now, not one fault at a time in the first scan
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    for name, (dtype_text, shape, offset) in layout.items():
+        dtype = np.dtype(dtype_text)
+        if dtype.hasobject or not all(isinstance(n, int) and n >= 0 for n in (offset, *shape)):
+            raise ValueError(f"array {name!r}: not a plain array")
+        count = int(np.prod(shape, dtype=np.int64))
+        if offset + count * dtype.itemsize > len(mapping):
+            raise ValueError(f"array {name!r}: beyond the end of the file")
+        arrays[str(name)] = np.frombuffer(mapping, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return arrays
+
+
+def is_mapped(array: npt.NDArray[Any]) -> bool:
+    """Whether ``array`` is a view of an index file's mapping."""
+    base: object = array
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return isinstance(base, mmap.mmap)
 
 
 def _write(folder: Path, meta: Mapping[str, Any], arrays: Arrays) -> None:
-    """``arrays`` and ``meta`` into ``folder``, each file flushed to disk."""
-    for name, array in arrays.items():
-        with open(folder / f"{name}.npy", "wb") as out:
-            np.save(out, np.ascontiguousarray(array), allow_pickle=False)
-            out.flush()
-            os.fsync(out.fileno())
+    """``arrays`` (one file, each array at an aligned offset) and ``meta`` with their layout into
+    ``folder``, each file flushed to disk."""
+    layout: dict[str, list[Any]] = {}
+    with open(folder / DATA, "wb") as out:
+        for name in sorted(arrays):
+            array = np.ascontiguousarray(arrays[name])
+            if array.dtype.hasobject:
+                raise TypeError(f"array {name!r} holds objects")
+            out.write(b"\0" * (-out.tell() % ALIGNMENT))
+            layout[name] = [array.dtype.str, list(array.shape), out.tell()]
+            out.write(array.tobytes())
+        out.flush()
+        os.fsync(out.fileno())
     with open(folder / META, "w", encoding="utf-8") as out:
-        json.dump(meta, out, separators=(",", ":"))
+        json.dump({**meta, "arrays": layout}, out, separators=(",", ":"))
         out.flush()
         os.fsync(out.fileno())
