@@ -211,7 +211,7 @@ def replica_counts(cluster: Cluster, tenants: list[str]) -> dict[tuple[str, str]
 
 def wait_repaired(cluster: Cluster, tenants: list[str], polls: int = 240) -> None:
     """Wait (polling every half second, at most ``polls`` times) until every shard of ``tenants`` is
-    reported by all the nodes with the same number of objects."""
+    reported by all :data:`REPLICAS` nodes with the same number of objects."""
     pause = threading.Event()
     counts: dict[tuple[str, str], list[int]] = {}
     for _ in range(polls):
@@ -242,7 +242,14 @@ def test_a_node_dies_during_searches_and_loads(cluster: Cluster, tmp_path: Path)
     assert before != after  # the two loads are told apart
     assert any(answer["hits"] for answer in before)  # the comparison is not vacuous
 
-    searching, loading = cluster.backend(), cluster.backend()  # a search server and a loader
+    loading = cluster.backend()  # a loader, and below a search server
+    try:
+        load_dataset(first, loading, profiles)
+        # connected after the load, so that its first read of the collections finds them
+        searching = cluster.backend()
+    except BaseException:
+        loading.close()
+        raise
     services_ = SearchServices(backend=searching, profiles=profiles)
     current = searching.generations.current_generation
 
@@ -252,7 +259,7 @@ def test_a_node_dies_during_searches_and_loads(cluster: Cluster, tmp_path: Path)
         return started
 
     try:
-        load_dataset(first, loading, profiles)
+        wait_repaired(cluster, tenants)  # every shard of the load on the three nodes
         expected = {current(tenants[0]): before}
         assert searched(services_, cases) == before
 
