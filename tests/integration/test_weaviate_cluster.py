@@ -62,7 +62,7 @@ class Cluster:
             weaviate_replication_factor=REPLICAS,
             weaviate_write_consistency="QUORUM",
             weaviate_read_consistency="QUORUM",
-            timeout_s=15.0,
+            timeout_s=60.0,  # a search may wait for a node that just died until the others notice
         )
 
 
