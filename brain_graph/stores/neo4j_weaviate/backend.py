@@ -56,6 +56,7 @@ from brain_graph.stores.neo4j_weaviate.neo4j.vector_copies import CopiesClock, r
 from brain_graph.stores.neo4j_weaviate.search_reads import ServerSearchReads
 from brain_graph.stores.neo4j_weaviate.weaviate.changes import StoredObject, VectorPlan, plan_vectors
 from brain_graph.stores.neo4j_weaviate.weaviate.index import WeaviateVectorIndex
+from brain_graph.stores.neo4j_weaviate.weaviate.replication import Level, Replication
 from brain_graph.stores.neo4j_weaviate.weaviate.schema import VectorIndexKind
 from brain_graph.stores.readiness import Check
 from brain_graph.stores.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
@@ -77,6 +78,14 @@ class Neo4jWeaviateSettings(BaseSettings):
     weaviate_grpc_port: int = Field(default=50051, validation_alias="WEAVIATE_GRPC_PORT")
     weaviate_api_key: str = Field(default="", validation_alias="WEAVIATE_API_KEY")
     weaviate_secure: bool = Field(default=False, validation_alias="WEAVIATE_SECURE")  # HTTPS and gRPC over TLS
+    # Replicas of each shard of a new collection, and the replicas reads and writes wait for (.weaviate.replication).
+    weaviate_replication_factor: int = Field(
+        default=1, ge=1, le=64, validation_alias="BRAIN_GRAPH_WEAVIATE_REPLICATION_FACTOR"
+    )
+    weaviate_write_consistency: Level = Field(
+        default="QUORUM", validation_alias="BRAIN_GRAPH_WEAVIATE_WRITE_CONSISTENCY"
+    )
+    weaviate_read_consistency: Level = Field(default="QUORUM", validation_alias="BRAIN_GRAPH_WEAVIATE_READ_CONSISTENCY")
 
     @field_validator("neo4j_uri")
     @classmethod
@@ -216,6 +225,11 @@ class Neo4jWeaviateBackend:
                 timeout_s=settings.timeout_s,
                 secure=settings.weaviate_secure,
                 vector_index=settings.vector_index,
+                replication=Replication(
+                    factor=settings.weaviate_replication_factor,
+                    write=settings.weaviate_write_consistency,
+                    read=settings.weaviate_read_consistency,
+                ),
             ),
         )
 

@@ -31,6 +31,7 @@ from brain_graph.stores.neo4j_weaviate.weaviate import writes as weaviate_writes
 from brain_graph.stores.neo4j_weaviate.weaviate.client import WeaviateConnection
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import is_missing
 from brain_graph.stores.neo4j_weaviate.weaviate.naming import collection_name, object_uuid, tenant_name
+from brain_graph.stores.neo4j_weaviate.weaviate.replication import Replication
 from brain_graph.stores.neo4j_weaviate.weaviate.search import QUERY_MAX_RESULTS
 from brain_graph.stores.neo4j_weaviate.weaviate.writes import Target, WeaviateWrites, data_object
 
@@ -112,9 +113,12 @@ def _vector(obj: Any) -> list[float]:
 class WeaviateChanges:
     """Read, write and restore the objects of a :class:`VectorPlan`."""
 
-    def __init__(self, connection: WeaviateConnection, writes: WeaviateWrites) -> None:
+    def __init__(
+        self, connection: WeaviateConnection, writes: WeaviateWrites, replication: Replication | None = None
+    ) -> None:
         self._connection = connection
         self._writes = writes
+        self._replication = replication or Replication()
 
     async def read(self, client: Client, plan: VectorPlan) -> list[StoredObject]:
         """The objects the plan touches, as they are now (with vectors and properties)."""
@@ -123,7 +127,7 @@ class WeaviateChanges:
         return [obj for part in parts for obj in part]
 
     async def _read_target(self, client: Client, target: Target, node_ids: Sequence[str]) -> list[StoredObject]:
-        collection = client.collections.use(target.collection).with_tenant(target.tenant)
+        collection = self._replication.reading(client.collections.use(target.collection).with_tenant(target.tenant))
         found: list[StoredObject] = []
         for start in range(0, len(node_ids), QUERY_MAX_RESULTS):
             ids = list(node_ids[start : start + QUERY_MAX_RESULTS])
@@ -166,9 +170,9 @@ class WeaviateChanges:
         for target, objects in sorted(by_target(previous).items()):
             await self._insert(target, [obj.data_object() for obj in objects])
 
-    @staticmethod
-    def _collection(client: Client, target: Target) -> Any:
-        return client.collections.use(target.collection).with_tenant(target.tenant)
+    def _collection(self, client: Client, target: Target) -> Any:
+        """The target's collection handle, writing at the write level."""
+        return self._replication.writing(client.collections.use(target.collection).with_tenant(target.tenant))
 
     async def _insert(self, target: Target, objects: Sequence[DataObject[Any, Any]]) -> None:
         size = weaviate_writes.INSERT_BATCH

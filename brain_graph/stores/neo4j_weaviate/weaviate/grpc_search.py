@@ -17,6 +17,10 @@ unreachable on a channel that had connected before, the channel is replaced and 
 again at once, so a restarted server is used at once. A refused connection is retried on a new
 channel after :data:`RETRY_DELAYS_S` (about 0.75 s in all), so a stopped server is reported within
 a second and one that is starting is waited for that long. A deadline is not retried.
+
+Consistency: every ``Search`` is sent at the read level and every ``BatchObjects`` at the write level
+of the :class:`~brain_graph.stores.neo4j_weaviate.weaviate.replication.Replication` given (set on the
+request messages here, whatever they carried).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from brain_graph.core.errors import BackendUnavailableError
 from brain_graph.core.filters import NodeFacets
 from brain_graph.stores.neo4j_weaviate.weaviate.errors import BACKEND, insert_timeout_s
 from brain_graph.stores.neo4j_weaviate.weaviate.facets import reply_facets, reply_text, reply_texts
+from brain_graph.stores.neo4j_weaviate.weaviate.replication import Replication
 
 QUERY_MAX_RESULTS = 10_000  # Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects a search returns
 MAX_MESSAGE_BYTES = 104_858_000  # the client's limit, matching the server's
@@ -127,8 +132,18 @@ def vector_matrix(objects: Sequence[FoundObject], dimension: int) -> npt.NDArray
 class GrpcSearch:
     """A synchronous gRPC channel to Weaviate's ``Search`` and ``BatchObjects``, opened on first use."""
 
-    def __init__(self, *, host: str, port: int, api_key: str, timeout_s: float, secure: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        api_key: str,
+        timeout_s: float,
+        secure: bool = False,
+        replication: Replication | None = None,
+    ) -> None:
         self.target = f"{host}:{port}"
+        self.replication = replication or Replication()
         self.timeout_s = timeout_s
         self.insert_timeout_s = insert_timeout_s(timeout_s)
         self.secure = secure  # TLS with the system's root certificates
@@ -168,12 +183,15 @@ class GrpcSearch:
         :class:`~brain_graph.core.errors.BackendUnavailableError` when the server cannot be reached."""
         if not requests:
             return []
+        for request in requests:
+            request.consistency_level = self.replication.grpc_read
         return self._retrying(lambda stub: self._send(stub, requests), searching=True)
 
     def batch_objects(self, request: Any) -> Any:
         """One ``BatchObjects`` call (an upsert: sending it again is safe) with the insert deadline; its
         reply, whose ``errors`` name the objects the server refused. Raises
         :class:`~brain_graph.core.errors.BackendUnavailableError` when the call fails."""
+        request.consistency_level = self.replication.grpc_write
 
         def send(stub: Any) -> Any:
             try:

@@ -14,7 +14,8 @@ both sends them all in that round (:meth:`WeaviateVectorIndex.search`). A load l
 each collection once to remove older generations (and once per profile whose embedder changes). An incremental change
 (:mod:`.changes`) reads the profile metadata once, then the objects it touches, then writes; the
 write side's reads of vector states are paged (:mod:`.states`). Every call is bounded and its failures
-mapped by :mod:`.client`.
+mapped by :mod:`.client`. Reads and writes of objects use the consistency levels of
+:mod:`.replication`; new collections its replication factor.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from brain_graph.stores.neo4j_weaviate.weaviate.naming import (
     split_tenant_name,
     tenant_name,
 )
+from brain_graph.stores.neo4j_weaviate.weaviate.replication import Replication
 from brain_graph.stores.neo4j_weaviate.weaviate.schema import VectorIndexKind, WeaviateSchema
 from brain_graph.stores.neo4j_weaviate.weaviate.search import Searched, WeaviateSearch
 from brain_graph.stores.neo4j_weaviate.weaviate.states import read_states
@@ -69,14 +71,20 @@ class WeaviateVectorIndex:
         secure: bool = False,
         vector_index: VectorIndexKind = "flat",
         profile_cache_ttl_s: float = 60.0,
+        replication: Replication | None = None,
     ) -> None:
+        self.replication = replication or Replication()
         self.connection = WeaviateConnection(
             host=host, http_port=http_port, grpc_port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure
         )
-        self.schema = WeaviateSchema(self.connection, vector_index=vector_index, cache_ttl_s=profile_cache_ttl_s)
-        self.grpc_search = GrpcSearch(host=host, port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure)
+        self.schema = WeaviateSchema(
+            self.connection, vector_index=vector_index, cache_ttl_s=profile_cache_ttl_s, replication=self.replication
+        )
+        self.grpc_search = GrpcSearch(
+            host=host, port=grpc_port, api_key=api_key, timeout_s=timeout_s, secure=secure, replication=self.replication
+        )
         self.writes = WeaviateWrites(self.connection, self.schema, self.grpc_search)
-        self.changes = WeaviateChanges(self.connection, self.writes)
+        self.changes = WeaviateChanges(self.connection, self.writes, self.replication)
         self._search = WeaviateSearch(self.connection, self.schema, self.grpc_search)
 
     @property
@@ -250,7 +258,9 @@ class WeaviateVectorIndex:
 
         async def op(client: Client) -> list[VectorState]:
             recorded = (await self.schema.for_query(client, [profile_id])).profiles.get(profile_id)
-            collection = client.collections.use(collection_name(profile_id)).with_tenant(tenant)
+            collection = self.replication.reading(
+                client.collections.use(collection_name(profile_id)).with_tenant(tenant)
+            )
             dimension = recorded.dimension if recorded is not None else None
             try:
                 return await read_states(self.connection, collection, node_ids, dimension=dimension)

@@ -11,7 +11,8 @@ number of terms, only on objects with a non-empty document, so the unfiltered co
 property, read from the inverted index, are the corpus size and total length of BM25), the facets seed
 filters match (:mod:`.facets`: ``nodeType``, ``namespace``, ``tags``, ``updatedAt``, ``updatedAtExact``,
 ``timed``) and a self-provided vector; native multi-tenancy, tenants created on first write. Collections are created
-with BM25 ``k1`` 1.2 and ``b`` 0.75 and no stop words (:mod:`brain_graph.core.bm25`'s terms).
+with BM25 ``k1`` 1.2 and ``b`` 0.75 and no stop words (:mod:`brain_graph.core.bm25`'s terms), and
+with the configured replication factor (:mod:`.replication`; an existing collection keeps its own).
 
 A collection created before ``contentHash``, the lexical or the facet properties gets the ones it lacks
 when it is next written (:meth:`WeaviateSchema.ensure`; lacking ``lexical``, also BM25's settings and
@@ -62,6 +63,7 @@ from brain_graph.stores.neo4j_weaviate.weaviate.naming import (
     tenant_id_of,
     tenant_name,
 )
+from brain_graph.stores.neo4j_weaviate.weaviate.replication import Replication
 
 METADATA_VERSION = 1
 CONTENT_HASH = "contentHash"
@@ -174,9 +176,15 @@ class WeaviateSchema:
     """The collections of the profiles, their recorded identity and its cache."""
 
     def __init__(
-        self, connection: WeaviateConnection, *, vector_index: VectorIndexKind = "flat", cache_ttl_s: float = 60.0
+        self,
+        connection: WeaviateConnection,
+        *,
+        vector_index: VectorIndexKind = "flat",
+        cache_ttl_s: float = 60.0,
+        replication: Replication | None = None,
     ) -> None:
         self._connection = connection
+        self.replication = replication or Replication()
         self.vector_index_kind: VectorIndexKind = vector_index
         self.cache_ttl_s = cache_ttl_s
         self._cache: ProfileCache | None = None
@@ -248,6 +256,7 @@ class WeaviateSchema:
             multi_tenancy_config=Configure.multi_tenancy(
                 enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
             ),
+            replication_config=self.replication.config(),
         )
         cache.collections.add(name)
         cache.lacking.pop(name, None)
