@@ -8,11 +8,16 @@ import threading
 import numpy as np  # noqa: F401  (loads the BLAS library the controller finds)
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
+import brain_graph.stores.blas_threads as blas_threads_module
 from brain_graph.stores.blas_threads import single_blas_thread
 
 
 def blas_threads() -> list[int]:
-    return [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()]
+    """The thread limits of numpy's BLAS libraries (those loaded when the module was imported; other
+    libraries loaded since, such as torch's, do not score vectors)."""
+    numpy_blas = {info["filepath"] for info in blas_threads_module._controller.select(user_api="blas").info()}
+    found = ThreadpoolController().select(user_api="blas").info()
+    return [info["num_threads"] for info in found if info["filepath"] in numpy_blas]
 
 
 def test_one_thread_inside_and_the_previous_limit_after() -> None:
