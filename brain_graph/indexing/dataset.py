@@ -21,21 +21,23 @@ from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.report import IndexReport
+from brain_graph.indexing.vector_stream import PAGE_SIZE, VectorStream, all_failed_error, made_vectors
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
     NodeRecord,
     ProfileIndexInfo,
     StorageBackend,
+    StreamedLoad,
     VectorKey,
     VectorRecord,
 )
 from brain_graph.stores.write_checks import check_load, checked_records, dangling_edge_error, outside_ends
 
-PAGE_SIZE = 1_000  # nodes embedded per batch of progress
 EXAMPLE_DATASET_NAME = "example_graph.json"
 FORMAT_VERSION = 1
 MAX_INT64_DIGITS = len(str(2**63))  # 19: a longer integer literal is outside the signed 64-bit range
+SPOOL_BYTES = 256 << 20  # a dataset file larger than this keeps its records on disk while it loads
 MAX_LOCATION_PART_CHARS = 64  # a key quoted in an error (a hostile key cannot flood the message)
 
 
@@ -400,10 +402,26 @@ def _records(source: Path, kind: str, items: list[Any], model: type[DatasetNode]
 
 
 def read_graph(path: str | Path) -> GraphRecords:
-    """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`,
-    holding each record once: items are validated one by one and the parsed JSON of each is dropped
-    as soon as its record exists (a 100k-node file peaks at about the parsed JSON plus the records)."""
+    """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`.
+
+    The file is read piece by piece (:mod:`~brain_graph.indexing.json_stream`), each item validated
+    and dropped as soon as its record exists; a file over :data:`SPOOL_BYTES` keeps its records on
+    disk (:class:`~brain_graph.indexing.spool.RecordSpool`), so its size does not bound memory. A file
+    with any problem is read again as a whole, which words the first problem as before (for a bad
+    file, memory is that of the whole read)."""
+    from brain_graph.indexing.json_stream import UnstreamableError
+    from brain_graph.indexing.streamed_read import streamed_graph
+
     source = Path(path)
+    try:
+        return streamed_graph(source, spool=source.stat().st_size > SPOOL_BYTES)
+    except (UnstreamableError, OSError):
+        return _whole_graph(source)
+
+
+def _whole_graph(source: Path) -> GraphRecords:
+    """:func:`read_graph` of a file parsed as a whole: every record in memory, the parsed JSON of each
+    item dropped as soon as its record exists. The errors of :func:`read_dataset`."""
     try:
         raw = _parse_json(source)
     except DatasetError as error:
@@ -455,15 +473,7 @@ def embed_nodes(
     covers its type, in batches; nodes with no text are skipped. A node the embedder fails on gets no
     vector and is counted ``pending`` in ``report`` (the next ``brain-graph index`` retries it)."""
     counts = report if report is not None else IndexReport()
-    records: list[VectorRecord] = []
-    for profile in registry.profiles:
-        covered = [n for n in nodes if n.node_type in profile.node_types]
-        for start in range(0, len(covered), PAGE_SIZE):
-            page = covered[start : start + PAGE_SIZE]
-            records.extend(vector_changes(page, profile, registry, {}, full=True, report=counts).upsert_vectors)
-            if progress is not None:
-                progress(len(page))
-    return records
+    return list(made_vectors(nodes, registry, counts, progress))
 
 
 def embedding_work(dataset_nodes: Sequence[NodeRecord], registry: ProfileRegistry) -> int:
@@ -483,7 +493,10 @@ def load_dataset(
     ``unchanged`` ones, ``deleted`` ones, ``pending`` nodes the embedder failed on, ``truncated`` texts).
 
     Vectors are float32 rows (about 200 MB at 100k nodes); the backend writes them in batches. A
-    replace-load embeds every node. A merge-load (``replace=False``) is incremental: a loaded node
+    replace-load embeds every node; into a backend that takes them as a stream
+    (:class:`~brain_graph.stores.base.StreamedLoad`: the embedded store) they are made while it writes
+    them, in its one transaction (:class:`~brain_graph.indexing.vector_stream.VectorStream`), so a page
+    of them is in memory at a time. A merge-load (``replace=False``) is incremental: a loaded node
     whose stored vector is current keeps it; the vectors a merge makes stale (a node now without text
     or of another type, a changed node the embedder failed on) are deleted first, so a failure later
     leaves them missing, never stale. A node the embedder fails on is still written, without a vector
@@ -501,15 +514,17 @@ def load_dataset(
     if not replace:
         _check_stored_ends(nodes, edges, backend)  # before embedding and before stale vectors go
     report = IndexReport(nodes=len(nodes), edges=len(edges))
+    if replace and isinstance(backend, StreamedLoad):  # embedded while written: a page of vectors in memory
+        backend.load_streamed(nodes, edges, VectorStream(nodes, registry, report, progress), index_info(registry))
+        report.seconds = time.perf_counter() - started
+        return report
     if replace:
         vectors, stale = embed_nodes(nodes, registry, progress, report), list[VectorKey]()
     else:
         vectors, stale = _merge_vectors(nodes, backend, registry, progress, report)
-    if report.pending and not report.embedded:
-        raise DatasetError(
-            f"the embedder failed on every text ({report.pending} node(s)); nothing was written: check the "
-            "embedder (its error is logged) and load again"
-        )
+    error = all_failed_error(report)
+    if error is not None:
+        raise error
     if stale:
         backend.apply(ChangeSet(delete_vectors=stale))
     backend.load(nodes, edges, vectors, index_info(registry), replace=replace)

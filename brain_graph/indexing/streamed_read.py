@@ -1,0 +1,157 @@
+"""A dataset file read as a stream of items into checked records (:func:`streamed_graph`).
+
+It accepts exactly the files the whole read (:func:`brain_graph.indexing.dataset.read_graph`) accepts
+and gives the same records in the same order; it stops at the first problem of any kind with
+:class:`~brain_graph.indexing.json_stream.UnstreamableError`, leaving the wording of the error to the
+whole read. Edges are checked against the nodes as they come, so a file whose edges come before its
+nodes is read the whole way too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from brain_graph.core.errors import ConfigurationError, DatasetError
+from brain_graph.core.vocabulary import check_edge_type
+from brain_graph.indexing import dataset
+from brain_graph.indexing.json_stream import STREAM_END, UnstreamableError, stream_dataset
+from brain_graph.indexing.spool import RecordSpool
+from brain_graph.stores.base import EdgeRecord, NodeRecord
+from brain_graph.stores.write_checks import check_load, checked_records
+
+
+def _node(item: Any) -> NodeRecord:
+    record = dataset.node_record(item)
+    if record is None:
+        try:
+            record = dataset.DatasetNode.model_validate(item).to_record()
+        except ValidationError:
+            raise UnstreamableError from None
+    return record
+
+
+def _edge(item: Any) -> EdgeRecord:
+    record = dataset.edge_record(item)
+    if record is None:
+        try:
+            record = dataset.DatasetEdge.model_validate(item).to_record()
+        except ValidationError:
+            raise UnstreamableError from None
+    return record
+
+
+class _Reader:
+    """The state of one streamed read: the node keys seen, the records, the first outside end."""
+
+    def __init__(self, source: Path, spool: bool) -> None:
+        self.source = source
+        self.spool = spool
+        self.keys: set[tuple[str, str]] = set()
+        self.tenants: dict[str, str] = {}  # one string object per tenant id, shared by the keys
+        self.edge_types: set[str] = set()
+        self.outside: str | None = None
+        self.nodes: list[NodeRecord] | RecordSpool[NodeRecord] = RecordSpool(2) if spool else []
+        self.edges: list[EdgeRecord] | RecordSpool[EdgeRecord] = RecordSpool(4) if spool else []
+
+    def node(self, item: Any) -> None:
+        record = _node(item)
+        tenant = self.tenants.setdefault(record.tenant_id, record.tenant_id)
+        key = (tenant, record.node_id)
+        if key in self.keys:
+            raise UnstreamableError  # a duplicate node
+        self.keys.add(key)
+        if isinstance(self.nodes, RecordSpool):
+            check_one(record, None)
+            self.nodes.add(key, record, record.node_type)
+        else:
+            self.nodes.append(record)
+
+    def edge(self, item: Any, nodes_done: bool) -> None:
+        if not nodes_done:
+            raise UnstreamableError  # edges before the nodes: their ends cannot be checked as they come
+        record = _edge(item)
+        if record.edge_type not in self.edge_types:
+            try:
+                check_edge_type(record.edge_type)
+            except ConfigurationError:
+                raise UnstreamableError from None
+            self.edge_types.add(record.edge_type)
+        if self.outside is None:
+            for end in (record.from_node_id, record.to_node_id):
+                if (record.tenant_id, end) not in self.keys:
+                    self.outside = (
+                        f"edge {record.edge_type} {record.from_node_id} -> {record.to_node_id}: no node {end!r} "
+                        f"in tenant {record.tenant_id!r} (edges never cross tenants)"
+                    )
+                    break
+        if isinstance(self.edges, RecordSpool):
+            check_one(None, record)
+            self.edges.add((record.tenant_id, record.edge_type, record.from_node_id, record.to_node_id), record)
+        else:
+            self.edges.append(record)
+
+    def records(self) -> tuple[Sequence[NodeRecord], Sequence[EdgeRecord]]:
+        """The records in canonical order, marked as checked."""
+        if isinstance(self.nodes, RecordSpool) and isinstance(self.edges, RecordSpool):
+            self.nodes.seal()
+            self.edges.seal()
+            self.nodes.checked = self.edges.checked = True
+            return self.nodes, self.edges
+        assert isinstance(self.nodes, list)
+        assert isinstance(self.edges, list)
+        self.nodes.sort(key=lambda n: (n.tenant_id, n.node_id))
+        self.edges.sort(key=lambda e: (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id))
+        try:
+            return checked_records(self.nodes, self.edges)
+        except DatasetError:
+            raise UnstreamableError from None
+
+    def close(self) -> None:
+        for records in (self.nodes, self.edges):
+            if isinstance(records, RecordSpool):
+                records.close()
+
+
+def check_one(node: NodeRecord | None, edge: EdgeRecord | None) -> None:
+    """:func:`check_load` of one record; a problem is :class:`UnstreamableError`."""
+    try:
+        check_load([node] if node else [], [edge] if edge else [], [], [])
+    except DatasetError:
+        raise UnstreamableError from None
+
+
+def streamed_graph(source: Path, *, spool: bool) -> dataset.GraphRecords:
+    """The records of the dataset file ``source`` (see the module docstring), on disk with ``spool``
+    (:class:`~brain_graph.indexing.spool.RecordSpool`), else in memory. Raises
+    :class:`UnstreamableError` or ``OSError``."""
+    reader = _Reader(source, spool)
+    decoder = json.JSONDecoder(parse_constant=dataset._refuse_constant, parse_int=dataset._parse_int)
+    scalars: dict[str, Any] = {}
+    ended: set[str] = set()
+    try:
+        for key, item, value in stream_dataset(source, decoder):
+            if not item:
+                scalars[key] = value
+            elif value is STREAM_END:
+                ended.add(key)
+            elif key == "nodes":
+                reader.node(value)
+            else:
+                reader.edge(value, "nodes" in ended)
+        if ended != {"nodes", "edges"}:
+            raise UnstreamableError  # missing, or not arrays: the whole read words it
+        try:
+            dataset._DatasetShape.model_validate({**scalars, "nodes": [], "edges": []})
+        except ValidationError:
+            raise UnstreamableError from None
+        nodes, edges = reader.records()
+    except BaseException:
+        reader.close()
+        raise
+    outside = f"{source}: {reader.outside}" if reader.outside else None
+    return dataset.GraphRecords(nodes, edges, checked=True, outside_problem=outside)
