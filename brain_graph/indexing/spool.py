@@ -34,8 +34,9 @@ class RecordSpool(Sequence[T], Generic[T]):
     """Records sorted by a key of ``key_columns`` strings, on disk (see the module docstring).
 
     Fill it with :meth:`add` (the records' keys as tuples of strings, compared as Python compares
-    them), then :meth:`seal` it; reading before sealing is an error. ``kind`` is one more string kept
-    per record, which :meth:`of_kinds` filters on."""
+    them, the first string the record's tenant), then :meth:`seal` it; reading before sealing is an
+    error. ``kind`` is one more string kept per record, which :meth:`of_kinds` filters on; ``tenants``
+    are the tenants of the records (known without reading them back)."""
 
     def __init__(self, key_columns: int) -> None:
         self._folder = tempfile.mkdtemp(prefix="brain-graph-spool-")
@@ -54,10 +55,13 @@ class RecordSpool(Sequence[T], Generic[T]):
         self._sealed = False
         self._finalizer = weakref.finalize(self, _remove, self._db, self._folder)
         self.checked = False  # set by the reader once write checks passed on every record
+        self.tenants: set[str] = set()
+        self.ends_among: Sequence[object] | None = None  # edges: the nodes every end is among, when known
 
     def add(self, key: tuple[str, ...], record: T, kind: str | None = None) -> None:
         """Keep ``record`` under ``key`` (one string per key column)."""
         self._pending.append((self._count, *key, kind, pickle.dumps(record, pickle.HIGHEST_PROTOCOL)))
+        self.tenants.add(key[0])
         self._count += 1
         if len(self._pending) >= ADD_BATCH:
             self._flush()

@@ -1,6 +1,6 @@
 """A dataset file read as a stream of items into checked records (:func:`streamed_graph`).
 
-It accepts exactly the files the whole read (:func:`brain_graph.indexing.dataset.read_graph`) accepts
+It accepts exactly the files the whole read (:func:`brain_graph.indexing.items.read_graph`) accepts
 and gives the same records in the same order; it stops at the first problem of any kind with
 :class:`~brain_graph.indexing.json_stream.UnstreamableError`, leaving the wording of the error to the
 whole read. Edges are checked against the nodes as they come, so a file whose edges come before its
@@ -12,34 +12,42 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
 from brain_graph.core.errors import ConfigurationError, DatasetError
 from brain_graph.core.vocabulary import check_edge_type
-from brain_graph.indexing import dataset
+from brain_graph.indexing import dataset_items as items
 from brain_graph.indexing.json_stream import STREAM_END, UnstreamableError, stream_dataset
 from brain_graph.indexing.spool import RecordSpool
 from brain_graph.stores.base import EdgeRecord, NodeRecord
 from brain_graph.stores.write_checks import check_load, checked_records
 
 
+class StreamedGraph(NamedTuple):
+    """What :func:`streamed_graph` read."""
+
+    nodes: Sequence[NodeRecord]
+    edges: Sequence[EdgeRecord]
+    outside_problem: str | None
+
+
 def _node(item: Any) -> NodeRecord:
-    record = dataset.node_record(item)
+    record = items.node_record(item)
     if record is None:
         try:
-            record = dataset.DatasetNode.model_validate(item).to_record()
+            record = items.DatasetNode.model_validate(item).to_record()
         except ValidationError:
             raise UnstreamableError from None
     return record
 
 
 def _edge(item: Any) -> EdgeRecord:
-    record = dataset.edge_record(item)
+    record = items.edge_record(item)
     if record is None:
         try:
-            record = dataset.DatasetEdge.model_validate(item).to_record()
+            record = items.DatasetEdge.model_validate(item).to_record()
         except ValidationError:
             raise UnstreamableError from None
     return record
@@ -101,6 +109,7 @@ class _Reader:
             self.nodes.seal()
             self.edges.seal()
             self.nodes.checked = self.edges.checked = True
+            self.edges.ends_among = self.nodes if self.outside is None else None
             return self.nodes, self.edges
         assert isinstance(self.nodes, list)
         assert isinstance(self.edges, list)
@@ -125,12 +134,13 @@ def check_one(node: NodeRecord | None, edge: EdgeRecord | None) -> None:
         raise UnstreamableError from None
 
 
-def streamed_graph(source: Path, *, spool: bool) -> dataset.GraphRecords:
-    """The records of the dataset file ``source`` (see the module docstring), on disk with ``spool``
-    (:class:`~brain_graph.indexing.spool.RecordSpool`), else in memory. Raises
-    :class:`UnstreamableError` or ``OSError``."""
+def streamed_graph(source: Path, *, spool: bool) -> StreamedGraph:
+    """The checked records of the dataset file ``source`` in canonical order (see the module
+    docstring), on disk with ``spool`` (:class:`~brain_graph.indexing.spool.RecordSpool`), else in
+    memory, and the problem of its first edge to a node it does not have (``None`` when every end is
+    among its nodes). Raises :class:`UnstreamableError` or ``OSError``."""
     reader = _Reader(source, spool)
-    decoder = json.JSONDecoder(parse_constant=dataset._refuse_constant, parse_int=dataset._parse_int)
+    decoder = json.JSONDecoder(parse_constant=items._refuse_constant, parse_int=items._parse_int)
     scalars: dict[str, Any] = {}
     ended: set[str] = set()
     try:
@@ -146,12 +156,11 @@ def streamed_graph(source: Path, *, spool: bool) -> dataset.GraphRecords:
         if ended != {"nodes", "edges"}:
             raise UnstreamableError  # missing, or not arrays: the whole read words it
         try:
-            dataset._DatasetShape.model_validate({**scalars, "nodes": [], "edges": []})
+            items._DatasetShape.model_validate({**scalars, "nodes": [], "edges": []})
         except ValidationError:
             raise UnstreamableError from None
         nodes, edges = reader.records()
     except BaseException:
         reader.close()
         raise
-    outside = f"{source}: {reader.outside}" if reader.outside else None
-    return dataset.GraphRecords(nodes, edges, checked=True, outside_problem=outside)
+    return StreamedGraph(nodes, edges, f"{source}: {reader.outside}" if reader.outside else None)

@@ -19,7 +19,7 @@ from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.report import IndexReport
 from brain_graph.indexing.spool import RecordSpool
 from brain_graph.stores.base import NodeRecord, VectorRecord
-from brain_graph.stores.write_checks import check_vector
+from brain_graph.stores.write_checks import check_vector, record_tenants
 
 PAGE_SIZE = 1_000  # nodes embedded per batch of progress
 
@@ -83,7 +83,7 @@ class VectorStream:
         self.registry = registry
         self.report = report
         self.progress = progress
-        self.tenants = frozenset(n.tenant_id for n in nodes)  # the tenants its vectors can be of
+        self.tenants = frozenset(record_tenants(nodes))  # the tenants its vectors can be of
 
     def __iter__(self) -> Iterator[VectorRecord]:
         dimensions = {info.profile_id: info.dimension for info in map(self.registry.identity, self.registry.profiles)}

@@ -338,8 +338,8 @@ def passed(records: Iterable[object]) -> bool:
 
 
 def record_tenants(records: Iterable[NodeRecord | EdgeRecord | VectorRecord]) -> set[str]:
-    """The tenants of ``records``: their declared ``tenants`` when they have them (vectors made as they
-    are written, which iterating would make), else each record's."""
+    """The tenants of ``records``: their declared ``tenants`` when they have them (records on disk,
+    vectors made as they are written, which iterating would make), else each record's."""
     declared = getattr(records, "tenants", None)
     if declared is not None:
         return set(declared)
@@ -415,7 +415,10 @@ def _where_node_key(tenant_id: str, node_id: str) -> str:
 
 def outside_ends(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> list[tuple[str, str]]:
     """The ends (tenant, node id) of ``edges`` that are not among ``nodes``, each once, sorted: a load
-    writes an edge to one only when it is a node already stored in the tenant."""
+    writes an edge to one only when it is a node already stored in the tenant. Edges whose
+    ``ends_among`` is ``nodes`` (a reader that checked every end) have none, read or not."""
+    if getattr(edges, "ends_among", None) is nodes:
+        return []
     keys = {(node.tenant_id, node.node_id) for node in nodes}
     ends = {(e.tenant_id, node_id) for e in edges for node_id in (e.from_node_id, e.to_node_id)}
     return sorted(ends - keys)

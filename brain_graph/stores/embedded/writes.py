@@ -204,13 +204,13 @@ def write_load(
     if not replace:
         vectors = merged = vectors if isinstance(vectors, Sequence) else list(vectors)  # read twice
     check_load(nodes, edges, vectors, profiles)
-    written = {n.tenant_id for n in nodes} | {e.tenant_id for e in edges} | record_tenants(vectors)
+    written = record_tenants(nodes) | record_tenants(edges) | record_tenants(vectors)
     with _transaction(path, written) as connection:
         connection.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
         if replace:
-            tenants = json.dumps(sorted({node.tenant_id for node in nodes}))
+            tenants = json.dumps(sorted(record_tenants(nodes)))
             for table in ("nodes", "edges", "vectors"):
                 connection.execute(
                     f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
