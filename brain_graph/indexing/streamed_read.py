@@ -24,6 +24,8 @@ from brain_graph.indexing.spool import RecordSpool
 from brain_graph.stores.base import EdgeRecord, NodeRecord
 from brain_graph.stores.write_checks import check_load, checked_records
 
+CHECK_BATCH = 1_000  # spooled records checked at a time
+
 
 class StreamedGraph(NamedTuple):
     """What :func:`streamed_graph` read."""
@@ -65,6 +67,22 @@ class _Reader:
         self.outside: str | None = None
         self.nodes: list[NodeRecord] | RecordSpool[NodeRecord] = RecordSpool(2) if spool else []
         self.edges: list[EdgeRecord] | RecordSpool[EdgeRecord] = RecordSpool(4) if spool else []
+        self.unchecked: tuple[list[NodeRecord], list[EdgeRecord]] = ([], [])  # spooled, not checked yet
+
+    def _check(self, node: NodeRecord | None, edge: EdgeRecord | None) -> None:
+        """Check spooled records :data:`CHECK_BATCH` at a time (:func:`check_load`; a problem is
+        :class:`UnstreamableError`)."""
+        nodes, edges = self.unchecked
+        if node is not None:
+            nodes.append(node)
+        if edge is not None:
+            edges.append(edge)
+        if len(nodes) + len(edges) >= CHECK_BATCH or (node is None and edge is None):
+            try:
+                check_load(nodes, edges, [], [])
+            except DatasetError:
+                raise UnstreamableError from None
+            self.unchecked = ([], [])
 
     def node(self, item: Any) -> None:
         record = _node(item)
@@ -74,7 +92,7 @@ class _Reader:
             raise UnstreamableError  # a duplicate node
         self.keys.add(key)
         if isinstance(self.nodes, RecordSpool):
-            check_one(record, None)
+            self._check(record, None)
             self.nodes.add(key, record, record.node_type)
         else:
             self.nodes.append(record)
@@ -98,7 +116,7 @@ class _Reader:
                     )
                     break
         if isinstance(self.edges, RecordSpool):
-            check_one(None, record)
+            self._check(None, record)
             self.edges.add((record.tenant_id, record.edge_type, record.from_node_id, record.to_node_id), record)
         else:
             self.edges.append(record)
@@ -106,6 +124,7 @@ class _Reader:
     def records(self) -> tuple[Sequence[NodeRecord], Sequence[EdgeRecord]]:
         """The records in canonical order, marked as checked."""
         if isinstance(self.nodes, RecordSpool) and isinstance(self.edges, RecordSpool):
+            self._check(None, None)
             self.nodes.seal()
             self.edges.seal()
             self.nodes.checked = self.edges.checked = True
@@ -124,14 +143,6 @@ class _Reader:
         for records in (self.nodes, self.edges):
             if isinstance(records, RecordSpool):
                 records.close()
-
-
-def check_one(node: NodeRecord | None, edge: EdgeRecord | None) -> None:
-    """:func:`check_load` of one record; a problem is :class:`UnstreamableError`."""
-    try:
-        check_load([node] if node else [], [edge] if edge else [], [], [])
-    except DatasetError:
-        raise UnstreamableError from None
 
 
 def streamed_graph(source: Path, *, spool: bool) -> StreamedGraph:
