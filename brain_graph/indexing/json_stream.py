@@ -72,7 +72,7 @@ class _Text:
         while True:
             try:
                 value, end = decode(self.buffer, self.pos)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, StopIteration):  # StopIteration: no value where one must be
                 if self.more():
                     continue
                 raise UnstreamableError from None
@@ -93,7 +93,8 @@ def stream_dataset(path: Path, decoder: json.JSONDecoder) -> Iterator[Event]:
     :class:`UnstreamableError` (at any point: items already yielded are then to be thrown away), or
     ``OSError`` opening the file. Parse hooks of ``decoder`` that raise make it :class:`UnstreamableError`."""
     text = _Text(path)
-    decode = decoder.raw_decode
+    # the scanner raw_decode calls, without raw_decode's wrapper around each item
+    decode: Callable[[str, int], tuple[Any, int]] = decoder.scan_once  # type: ignore[attr-defined]
     seen: set[str] = set()
     try:
         text.expect("{")

@@ -16,8 +16,9 @@ import sqlite3
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import fields
 from pathlib import Path
-from typing import Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 T = TypeVar("T")
 ADD_BATCH = 5_000  # records inserted per statement
@@ -32,13 +33,15 @@ def _remove(connection: sqlite3.Connection, folder: str) -> None:
 
 class RecordSpool(Sequence[T], Generic[T]):
     """Records sorted by a key of ``key_columns`` strings, on disk (see the module docstring).
+    Records of a ``record_type`` dataclass are kept as their field values (smaller and quicker to
+    pickle than the objects) and made again as unpickling them would.
 
     Fill it with :meth:`add` (the records' keys as tuples of strings, compared as Python compares
     them, the first string the record's tenant), then :meth:`seal` it; reading before sealing is an
     error. ``kind`` is one more string kept per record, which :meth:`of_kinds` filters on; ``tenants``
     are the tenants of the records (known without reading them back)."""
 
-    def __init__(self, key_columns: int) -> None:
+    def __init__(self, key_columns: int, record_type: type[T] | None = None) -> None:
         self._folder = tempfile.mkdtemp(prefix="brain-graph-spool-")
         self._columns = [f"k{i}" for i in range(key_columns)]
         self._db = sqlite3.connect(
@@ -50,6 +53,8 @@ class RecordSpool(Sequence[T], Generic[T]):
         self._db.execute("PRAGMA temp_store=FILE")
         keys = ", ".join(f"{column} TEXT NOT NULL" for column in self._columns)
         self._db.execute(f"CREATE TABLE records (seq INTEGER PRIMARY KEY, {keys}, kind TEXT, record BLOB NOT NULL)")
+        self._fields = tuple(field.name for field in fields(record_type)) if record_type else None  # type: ignore[arg-type]
+        self._type = record_type
         self._pending: list[tuple[object, ...]] = []
         self._count = 0
         self._sealed = False
@@ -60,7 +65,8 @@ class RecordSpool(Sequence[T], Generic[T]):
 
     def add(self, key: tuple[str, ...], record: T, kind: str | None = None) -> None:
         """Keep ``record`` under ``key`` (one string per key column)."""
-        self._pending.append((self._count, *key, kind, pickle.dumps(record, pickle.HIGHEST_PROTOCOL)))
+        kept = record if self._fields is None else tuple(vars(record).values())
+        self._pending.append((self._count, *key, kind, pickle.dumps(kept, pickle.HIGHEST_PROTOCOL)))
         self.tenants.add(key[0])
         self._count += 1
         if len(self._pending) >= ADD_BATCH:
@@ -89,10 +95,19 @@ class RecordSpool(Sequence[T], Generic[T]):
             raise RuntimeError("a record spool is read only once sealed")
         order = order or f"{', '.join(self._columns)}, seq"
         cursor = self._db.execute(f"SELECT record FROM records {where} ORDER BY {order}", params)
-        loads = pickle.loads
+        rebuilt = self._rebuilt
         while page := cursor.fetchmany(READ_PAGE):
             for (blob,) in page:
-                yield loads(blob)
+                yield rebuilt(blob)
+
+    def _rebuilt(self, blob: bytes) -> T:
+        """The record of a stored blob (a dataclass from its field values, as unpickling it would)."""
+        kept = pickle.loads(blob)
+        if self._fields is None:
+            return cast(T, kept)
+        record: Any = object.__new__(cast(type, self._type))
+        record.__dict__.update(zip(self._fields, kept, strict=True))
+        return cast(T, record)
 
     def __iter__(self) -> Iterator[T]:
         return self._rows()
@@ -133,4 +148,4 @@ class RecordSpool(Sequence[T], Generic[T]):
         rows = self._db.execute(
             f"SELECT record FROM records ORDER BY {order} LIMIT ? OFFSET ?", (max(0, stop - start), start)
         ).fetchall()
-        return [pickle.loads(blob) for (blob,) in rows]
+        return [self._rebuilt(blob) for (blob,) in rows]

@@ -65,8 +65,8 @@ class _Reader:
         self.tenants: dict[str, str] = {}  # one string object per tenant id, shared by the keys
         self.edge_types: set[str] = set()
         self.outside: str | None = None
-        self.nodes: list[NodeRecord] | RecordSpool[NodeRecord] = RecordSpool(2) if spool else []
-        self.edges: list[EdgeRecord] | RecordSpool[EdgeRecord] = RecordSpool(4) if spool else []
+        self.nodes: list[NodeRecord] | RecordSpool[NodeRecord] = RecordSpool(2, NodeRecord) if spool else []
+        self.edges: list[EdgeRecord] | RecordSpool[EdgeRecord] = RecordSpool(4, EdgeRecord) if spool else []
         self.unchecked: tuple[list[NodeRecord], list[EdgeRecord]] = ([], [])  # spooled, not checked yet
 
     def _check(self, node: NodeRecord | None, edge: EdgeRecord | None) -> None:
