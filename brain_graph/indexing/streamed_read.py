@@ -1,4 +1,4 @@
-"""A dataset file read as a stream of items into checked records (:func:`streamed_graph`).
+"""A dataset file read as a stream of items into checked records on disk (:func:`streamed_graph`).
 
 It accepts exactly the files the whole read (:func:`brain_graph.indexing.items.read_graph`) accepts
 and gives the same records in the same order; it stops at the first problem of any kind with
@@ -22,7 +22,7 @@ from brain_graph.indexing import dataset_items as items
 from brain_graph.indexing.json_stream import STREAM_END, UnstreamableError, stream_dataset
 from brain_graph.indexing.spool import RecordSpool
 from brain_graph.stores.base import EdgeRecord, NodeRecord
-from brain_graph.stores.write_checks import check_load, checked_records
+from brain_graph.stores.write_checks import check_load
 
 CHECK_BATCH = 1_000  # spooled records checked at a time
 
@@ -58,15 +58,14 @@ def _edge(item: Any) -> EdgeRecord:
 class _Reader:
     """The state of one streamed read: the node keys seen, the records, the first outside end."""
 
-    def __init__(self, source: Path, spool: bool) -> None:
+    def __init__(self, source: Path) -> None:
         self.source = source
-        self.spool = spool
         self.keys: set[tuple[str, str]] = set()
         self.tenants: dict[str, str] = {}  # one string object per tenant id, shared by the keys
         self.edge_types: set[str] = set()
         self.outside: str | None = None
-        self.nodes: list[NodeRecord] | RecordSpool[NodeRecord] = RecordSpool(2, NodeRecord) if spool else []
-        self.edges: list[EdgeRecord] | RecordSpool[EdgeRecord] = RecordSpool(4, EdgeRecord) if spool else []
+        self.nodes: RecordSpool[NodeRecord] = RecordSpool(2, NodeRecord)
+        self.edges: RecordSpool[EdgeRecord] = RecordSpool(4, EdgeRecord)
         self.unchecked: tuple[list[NodeRecord], list[EdgeRecord]] = ([], [])  # spooled, not checked yet
 
     def _check(self, node: NodeRecord | None, edge: EdgeRecord | None) -> None:
@@ -91,11 +90,8 @@ class _Reader:
         if key in self.keys:
             raise UnstreamableError  # a duplicate node
         self.keys.add(key)
-        if isinstance(self.nodes, RecordSpool):
-            self._check(record, None)
-            self.nodes.add(key, record, record.node_type)
-        else:
-            self.nodes.append(record)
+        self._check(record, None)
+        self.nodes.add(key, record, record.node_type)
 
     def edge(self, item: Any, nodes_done: bool) -> None:
         if not nodes_done:
@@ -115,42 +111,29 @@ class _Reader:
                         f"in tenant {record.tenant_id!r} (edges never cross tenants)"
                     )
                     break
-        if isinstance(self.edges, RecordSpool):
-            self._check(None, record)
-            self.edges.add((record.tenant_id, record.edge_type, record.from_node_id, record.to_node_id), record)
-        else:
-            self.edges.append(record)
+        self._check(None, record)
+        self.edges.add((record.tenant_id, record.edge_type, record.from_node_id, record.to_node_id), record)
 
-    def records(self) -> tuple[Sequence[NodeRecord], Sequence[EdgeRecord]]:
+    def records(self) -> tuple[RecordSpool[NodeRecord], RecordSpool[EdgeRecord]]:
         """The records in canonical order, marked as checked."""
-        if isinstance(self.nodes, RecordSpool) and isinstance(self.edges, RecordSpool):
-            self._check(None, None)
-            self.nodes.seal()
-            self.edges.seal()
-            self.nodes.checked = self.edges.checked = True
-            self.edges.ends_among = self.nodes if self.outside is None else None
-            return self.nodes, self.edges
-        assert isinstance(self.nodes, list)
-        assert isinstance(self.edges, list)
-        self.nodes.sort(key=lambda n: (n.tenant_id, n.node_id))
-        self.edges.sort(key=lambda e: (e.tenant_id, e.edge_type, e.from_node_id, e.to_node_id))
-        try:
-            return checked_records(self.nodes, self.edges)
-        except DatasetError:
-            raise UnstreamableError from None
+        self._check(None, None)
+        self.nodes.seal()
+        self.edges.seal()
+        self.nodes.checked = self.edges.checked = True
+        self.edges.ends_among = self.nodes if self.outside is None else None
+        return self.nodes, self.edges
 
     def close(self) -> None:
-        for records in (self.nodes, self.edges):
-            if isinstance(records, RecordSpool):
-                records.close()
+        self.nodes.close()
+        self.edges.close()
 
 
-def streamed_graph(source: Path, *, spool: bool) -> StreamedGraph:
+def streamed_graph(source: Path) -> StreamedGraph:
     """The checked records of the dataset file ``source`` in canonical order (see the module
-    docstring), on disk with ``spool`` (:class:`~brain_graph.indexing.spool.RecordSpool`), else in
-    memory, and the problem of its first edge to a node it does not have (``None`` when every end is
-    among its nodes). Raises :class:`UnstreamableError` or ``OSError``."""
-    reader = _Reader(source, spool)
+    docstring), on disk (:class:`~brain_graph.indexing.spool.RecordSpool`), and the problem of its
+    first edge to a node it does not have (``None`` when every end is among its nodes). Raises
+    :class:`UnstreamableError` or ``OSError``."""
+    reader = _Reader(source)
     decoder = json.JSONDecoder(parse_constant=items._refuse_constant, parse_int=items._parse_int)
     scalars: dict[str, Any] = {}
     ended: set[str] = set()

@@ -22,13 +22,13 @@ from tests.helpers import SMALL_GRAPH, edge
 SYNTHETIC = synthetic_graph(300, seed=3)
 
 
-@pytest.fixture(params=["memory", "spool"])
+@pytest.fixture(params=["whole", "streamed"])
 def spooled(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """Both ways of keeping the records, with chunks small enough to split every token."""
+    """Both ways of reading a file (streamed: as if it were large, in chunks that split every token)."""
     monkeypatch.setattr(json_stream, "CHUNK_BYTES", 7)
-    if request.param == "spool":
+    if request.param == "streamed":
         monkeypatch.setattr(dataset, "SPOOL_BYTES", 0)
-    return bool(request.param == "spool")
+    return bool(request.param == "streamed")
 
 
 def _write(tmp_path: Path, text: str | bytes, name: str = "graph.json") -> Path:
