@@ -43,7 +43,16 @@ class LoadResult:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident memory so far (Linux reports kilobytes)."""
+    """This program's peak resident memory so far: ``VmHWM`` of ``/proc/self/status`` where there is
+    one (the high-water mark of this program's own memory), else ``ru_maxrss``, which Linux carries
+    over from the parent a child was forked from (a benchmark process of gigabytes would be counted
+    as the child's peak). Both in kilobytes."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -63,7 +63,9 @@ from brain_graph import (
     default_profiles,
 )
 from brain_graph import BrainSearchGraph as Graph
-from brain_graph.indexing.dataset import embed_nodes, read_graph
+from brain_graph.indexing.dataset import read_graph
+from brain_graph.indexing.report import IndexReport
+from brain_graph.indexing.vector_stream import made_vectors
 from brain_graph.stores import VectorRecord
 
 RESULTS = Path(__file__).parent / "results"
@@ -96,11 +98,12 @@ def prepare(size: int, searches: int, workdir: Path, prefix: str, profiles: Prof
     of the first tenant, spread over it."""
     path = write_graph(workdir / f"synthetic-{size}.json", size, seed=size, tenant_prefix=prefix)
     graph = read_graph(path)
-    started = time.perf_counter()
-    vectors = embed_nodes(graph.nodes, profiles)
-    embed_s = time.perf_counter() - started
     tenant = graph.nodes[0].tenant_id
     defaults = {p.profile_id for p in profiles.profiles if p.default}
+    started = time.perf_counter()
+    made = made_vectors(graph.nodes, profiles, IndexReport())  # only the searched tenant's are kept
+    vectors = [v for v in made if v.tenant_id == tenant and v.profile_id in defaults]
+    embed_s = time.perf_counter() - started
     titles = [n.title for n in graph.nodes if n.tenant_id == tenant and n.title and n.node_type == "cdm.work_item"]
     texts = titles[:: max(1, len(titles) // searches)][:searches]
     return Prepared(
@@ -111,7 +114,7 @@ def prepare(size: int, searches: int, workdir: Path, prefix: str, profiles: Prof
         tenant,
         sorted({n.tenant_id for n in graph.nodes}),
         texts,
-        [v for v in vectors if v.tenant_id == tenant and v.profile_id in defaults],
+        vectors,
         embed_s,
     )
 

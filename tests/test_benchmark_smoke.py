@@ -60,6 +60,15 @@ def test_synthetic_cli_is_seeded_and_loadable(tmp_path: Path) -> None:
     assert {n.tenant_id for n in graph.nodes} == {"x-tenant0", "x-tenant1"}
 
 
+def test_the_search_benchmark_runs_a_million_nodes_only_when_asked() -> None:
+    """1M nodes take many minutes and gigabytes of disk: never by default, never in the smoke run."""
+    from benchmarks.search_latency import parse_args
+
+    assert max(parse_args([]).sizes) <= 100_000
+    assert parse_args(["--smoke"]).sizes == [300]
+    assert parse_args(["--sizes", "1000000"]).sizes == [1_000_000]
+
+
 def test_percentiles() -> None:
     values = [float(v) for v in range(1, 101)]
     assert percentile(values, 0.95) == 95.0

@@ -13,168 +13,42 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from brain_graph.core.errors import ConfigurationError, DatasetError, one_line_message
-from brain_graph.core.filters import parse_timestamp
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.changes import vector_changes
+from brain_graph.indexing.dataset_items import (
+    FORMAT_VERSION,
+    DatasetEdge,
+    DatasetNode,
+    _DatasetShape,
+    _parse_int,
+    _refuse_constant,
+    _Strict,
+    edge_record,
+    node_record,
+)
+from brain_graph.indexing.json_stream import UnstreamableError
 from brain_graph.indexing.report import IndexReport
+from brain_graph.indexing.streamed_read import streamed_graph
+from brain_graph.indexing.vector_stream import PAGE_SIZE, VectorStream, all_failed_error, made_vectors
 from brain_graph.stores.base import (
     ChangeSet,
     EdgeRecord,
     NodeRecord,
     ProfileIndexInfo,
     StorageBackend,
+    StreamedLoad,
     VectorKey,
     VectorRecord,
 )
 from brain_graph.stores.write_checks import check_load, checked_records, dangling_edge_error, outside_ends
 
-PAGE_SIZE = 1_000  # nodes embedded per batch of progress
 EXAMPLE_DATASET_NAME = "example_graph.json"
-FORMAT_VERSION = 1
-MAX_INT64_DIGITS = len(str(2**63))  # 19: a longer integer literal is outside the signed 64-bit range
+SPOOL_BYTES = 256 << 20  # a dataset file larger than this is streamed, its records kept on disk
 MAX_LOCATION_PART_CHARS = 64  # a key quoted in an error (a hostile key cannot flood the message)
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DatasetNode(_Strict):
-    tenant_id: str = Field(alias="tenantId", min_length=1)
-    id: str = Field(min_length=1)
-    node_type: str = Field(alias="nodeType", min_length=1)
-    project_key: str | None = Field(alias="projectKey", default=None)
-    title: str | None = None
-    url: str | None = None
-    secured: bool = Field(default=False, strict=True)  # a JSON boolean, never a coerced string
-    acl: list[str] = Field(default_factory=list)
-    text: dict[str, str] = Field(default_factory=dict)
-    properties: dict[str, Any] = Field(default_factory=dict)
-    namespace: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    updated_at: str | None = Field(alias="updatedAt", default=None)
-
-    @field_validator("updated_at")
-    @classmethod
-    def _timestamp(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_timestamp(value)
-        return value
-
-    def to_record(self) -> NodeRecord:
-        return NodeRecord(
-            tenant_id=self.tenant_id,
-            node_id=self.id,
-            node_type=self.node_type,
-            project_key=self.project_key,
-            title=self.title,
-            url=self.url,
-            secured=self.secured,
-            acl=tuple(sorted(set(self.acl))),
-            text=dict(sorted(self.text.items())),
-            properties=dict(sorted(self.properties.items())),
-            namespace=self.namespace,
-            tags=tuple(sorted(set(self.tags))),
-            updated_at=None if self.updated_at is None else parse_timestamp(self.updated_at),
-        )
-
-
-class DatasetEdge(_Strict):
-    tenant_id: str = Field(alias="tenantId", min_length=1)
-    edge_type: str = Field(alias="edgeType")
-    from_node_id: str = Field(alias="fromNodeId")
-    to_node_id: str = Field(alias="toNodeId")
-    properties: dict[str, Any] = Field(default_factory=dict)
-
-    def to_record(self) -> EdgeRecord:
-        return EdgeRecord(
-            self.tenant_id, self.edge_type, self.from_node_id, self.to_node_id, dict(sorted(self.properties.items()))
-        )
-
-
-def _keys(model: type[BaseModel], *, required: bool) -> frozenset[str]:
-    """The JSON keys of a model's fields (its required ones only, with ``required``)."""
-    return frozenset(f.alias or name for name, f in model.model_fields.items() if f.is_required() or not required)
-
-
-_NODE_KEYS, _NODE_REQUIRED = _keys(DatasetNode, required=False), _keys(DatasetNode, required=True)
-_EDGE_KEYS, _EDGE_REQUIRED = _keys(DatasetEdge, required=False), _keys(DatasetEdge, required=True)
-
-
-def _name(value: Any) -> bool:
-    return type(value) is str and value != ""
-
-
-def _optional_str(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
-def _str_keys(value: Any) -> bool:
-    return type(value) is dict and all(type(key) is str for key in value)
-
-
-def node_record(item: Any) -> NodeRecord | None:
-    """The record :class:`DatasetNode` makes of a node item whose every field has exactly its JSON type
-    (no coercion, no missing or unknown key), without building the model; ``None`` for any other
-    item (the model then validates it and words the error)."""
-    if type(item) is not dict or not _NODE_REQUIRED <= item.keys() <= _NODE_KEYS:
-        return None
-    acl, text, properties = item.get("acl", []), item.get("text", {}), item.get("properties", {})
-    tags, updated_at = item.get("tags", []), item.get("updatedAt")
-    if not (
-        _name(item["tenantId"])
-        and _name(item["id"])
-        and _name(item["nodeType"])
-        and _optional_str(item.get("projectKey"))
-        and _optional_str(item.get("title"))
-        and _optional_str(item.get("url"))
-        and type(item.get("secured", False)) is bool
-        and type(acl) is list
-        and all(type(entry) is str for entry in acl)
-        and _str_keys(text)
-        and all(type(value) is str for value in text.values())
-        and _str_keys(properties)
-        and _optional_str(item.get("namespace"))
-        and type(tags) is list
-        and all(type(tag) is str for tag in tags)
-        and _optional_str(updated_at)
-    ):
-        return None
-    try:
-        micros = None if updated_at is None else parse_timestamp(updated_at)
-    except ValueError:
-        return None  # the model words the error
-    return NodeRecord(
-        tenant_id=item["tenantId"],
-        node_id=item["id"],
-        node_type=item["nodeType"],
-        project_key=item.get("projectKey"),
-        title=item.get("title"),
-        url=item.get("url"),
-        secured=item.get("secured", False),
-        acl=tuple(sorted(set(acl))),
-        text=dict(sorted(text.items())),
-        properties=dict(sorted(properties.items())),
-        namespace=item.get("namespace"),
-        tags=tuple(sorted(set(tags))),
-        updated_at=micros,
-    )
-
-
-def edge_record(item: Any) -> EdgeRecord | None:
-    """The record :class:`DatasetEdge` makes of an edge item of exact JSON types (see
-    :func:`node_record`); ``None`` for any other item."""
-    if type(item) is not dict or not _EDGE_REQUIRED <= item.keys() <= _EDGE_KEYS:
-        return None
-    properties = item.get("properties", {})
-    ends = (item["edgeType"], item["fromNodeId"], item["toNodeId"])
-    if not (_name(item["tenantId"]) and all(type(end) is str for end in ends) and _str_keys(properties)):
-        return None
-    return EdgeRecord(item["tenantId"], *ends, dict(sorted(properties.items())))
 
 
 def reference_problem(
@@ -211,22 +85,6 @@ def reference_problem(
                     outside.append(problem)
                 break
     return None
-
-
-class _DatasetShape(_Strict):
-    """A dataset's top level, its records left unread (:func:`read_graph` reads them one by one)."""
-
-    format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
-    description: str = ""
-    nodes: list[Any]
-    edges: list[Any]
-
-    @field_validator("format_version")
-    @classmethod
-    def _known_format(cls, value: int) -> int:
-        if value != FORMAT_VERSION:
-            raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
-        return value
 
 
 @dataclass(frozen=True)
@@ -329,19 +187,6 @@ def _parse_json(source: Path) -> Any:
         raise DatasetError(f"{source}: JSON nested too deeply to read") from None
 
 
-def _refuse_constant(name: str) -> Any:
-    raise DatasetError(f"{name} is not a JSON number; datasets hold finite numbers only")
-
-
-def _parse_int(literal: str) -> int:
-    """An integer literal; one too long for the signed 64-bit range is refused before Python converts
-    it (Python itself refuses literals of over 4,300 digits with a bare ValueError)."""
-    digits = len(literal.lstrip("-"))
-    if digits > MAX_INT64_DIGITS:
-        raise DatasetError(f"an integer of {digits} digits is outside the signed 64-bit range datasets hold")
-    return int(literal)
-
-
 def _location(parts: Sequence[int | str]) -> str:
     """Where a validation error is (``nodes.0.text.<key>``), each part one line and bounded."""
     return ".".join(one_line_message(str(part), MAX_LOCATION_PART_CHARS) for part in parts) or "dataset"
@@ -400,10 +245,27 @@ def _records(source: Path, kind: str, items: list[Any], model: type[DatasetNode]
 
 
 def read_graph(path: str | Path) -> GraphRecords:
-    """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`,
-    holding each record once: items are validated one by one and the parsed JSON of each is dropped
-    as soon as its record exists (a 100k-node file peaks at about the parsed JSON plus the records)."""
+    """Parse and check a dataset file into records, with the checks and errors of :func:`read_dataset`.
+
+    A file of at most :data:`SPOOL_BYTES` is parsed as a whole, each item validated and dropped as
+    soon as its record exists (a 100k-node file peaks at about the parsed JSON plus the records). A
+    larger one is read piece by piece (:mod:`~brain_graph.indexing.streamed_read`) into records on
+    disk (:class:`~brain_graph.indexing.spool.RecordSpool`), so its size does not bound memory; if it
+    has any problem, it is read again as a whole, which words the first problem as before (for a bad
+    file, memory is that of the whole read)."""
     source = Path(path)
+    try:
+        if source.stat().st_size <= SPOOL_BYTES:
+            return _whole_graph(source)
+        read = streamed_graph(source)
+    except (UnstreamableError, OSError):
+        return _whole_graph(source)
+    return GraphRecords(read.nodes, read.edges, checked=True, outside_problem=read.outside_problem)
+
+
+def _whole_graph(source: Path) -> GraphRecords:
+    """:func:`read_graph` of a file parsed as a whole: every record in memory, the parsed JSON of each
+    item dropped as soon as its record exists. The errors of :func:`read_dataset`."""
     try:
         raw = _parse_json(source)
     except DatasetError as error:
@@ -455,15 +317,7 @@ def embed_nodes(
     covers its type, in batches; nodes with no text are skipped. A node the embedder fails on gets no
     vector and is counted ``pending`` in ``report`` (the next ``brain-graph index`` retries it)."""
     counts = report if report is not None else IndexReport()
-    records: list[VectorRecord] = []
-    for profile in registry.profiles:
-        covered = [n for n in nodes if n.node_type in profile.node_types]
-        for start in range(0, len(covered), PAGE_SIZE):
-            page = covered[start : start + PAGE_SIZE]
-            records.extend(vector_changes(page, profile, registry, {}, full=True, report=counts).upsert_vectors)
-            if progress is not None:
-                progress(len(page))
-    return records
+    return list(made_vectors(nodes, registry, counts, progress))
 
 
 def embedding_work(dataset_nodes: Sequence[NodeRecord], registry: ProfileRegistry) -> int:
@@ -483,7 +337,10 @@ def load_dataset(
     ``unchanged`` ones, ``deleted`` ones, ``pending`` nodes the embedder failed on, ``truncated`` texts).
 
     Vectors are float32 rows (about 200 MB at 100k nodes); the backend writes them in batches. A
-    replace-load embeds every node. A merge-load (``replace=False``) is incremental: a loaded node
+    replace-load embeds every node; into a backend that takes them as a stream
+    (:class:`~brain_graph.stores.base.StreamedLoad`: the embedded store) they are made while it writes
+    them, in its one transaction (:class:`~brain_graph.indexing.vector_stream.VectorStream`), so a page
+    of them is in memory at a time. A merge-load (``replace=False``) is incremental: a loaded node
     whose stored vector is current keeps it; the vectors a merge makes stale (a node now without text
     or of another type, a changed node the embedder failed on) are deleted first, so a failure later
     leaves them missing, never stale. A node the embedder fails on is still written, without a vector
@@ -501,15 +358,17 @@ def load_dataset(
     if not replace:
         _check_stored_ends(nodes, edges, backend)  # before embedding and before stale vectors go
     report = IndexReport(nodes=len(nodes), edges=len(edges))
+    if replace and isinstance(backend, StreamedLoad):  # embedded while written: a page of vectors in memory
+        backend.load_streamed(nodes, edges, VectorStream(nodes, registry, report, progress), index_info(registry))
+        report.seconds = time.perf_counter() - started
+        return report
     if replace:
         vectors, stale = embed_nodes(nodes, registry, progress, report), list[VectorKey]()
     else:
         vectors, stale = _merge_vectors(nodes, backend, registry, progress, report)
-    if report.pending and not report.embedded:
-        raise DatasetError(
-            f"the embedder failed on every text ({report.pending} node(s)); nothing was written: check the "
-            "embedder (its error is logged) and load again"
-        )
+    error = all_failed_error(report)
+    if error is not None:
+        raise error
     if stale:
         backend.apply(ChangeSet(delete_vectors=stale))
     backend.load(nodes, edges, vectors, index_info(registry), replace=replace)

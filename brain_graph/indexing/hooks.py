@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from brain_graph.core.errors import DatasetError
 from brain_graph.indexing.changes import vector_changes
-from brain_graph.indexing.dataset import DatasetEdge, DatasetNode
+from brain_graph.indexing.dataset_items import DatasetEdge, DatasetNode
 from brain_graph.indexing.report import IndexReport
 from brain_graph.pipeline.services import SearchServices
 from brain_graph.stores.base import (

@@ -13,7 +13,7 @@ visible in the scope (tenant and ACL, :mod:`brain_graph.stores.access`), in the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -554,6 +554,24 @@ class IndexStore(Protocol):
 
     def recorded_profiles(self) -> dict[str, ProfileIndexInfo]:
         """The embedder identity recorded for each profile that has one."""
+        ...
+
+
+@runtime_checkable
+class StreamedLoad(Protocol):
+    """A backend whose replace-load takes its vectors as a stream, iterated once while it writes (one
+    transaction): what :meth:`load_streamed` promises beyond :meth:`StorageBackend.load` is that a
+    failure while iterating ``vectors`` leaves the store as it was. ``vectors`` carries the tenants
+    it may write (``tenants``) and is checked as it is made (``checked``)."""
+
+    def load_streamed(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        vectors: Iterable[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+    ) -> None:
+        """Replace the tenants of ``nodes`` by ``nodes``, ``edges`` and ``vectors``."""
         ...
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -318,7 +318,8 @@ def _where_node(node: NodeRecord) -> str:
 
 class CheckedNodes(tuple[NodeRecord, ...]):
     """Nodes :func:`check_load` passed, as an immutable sequence: a backend's load does not check them
-    again. Only :func:`checked_records` makes one."""
+    again. Only :func:`checked_records` makes one (or, for records that are not a tuple, a reader
+    that checked each record sets their ``checked`` attribute: :func:`passed`)."""
 
     __slots__ = ()
 
@@ -327,6 +328,29 @@ class CheckedEdges(tuple[EdgeRecord, ...]):
     """Edges :func:`check_load` passed (see :class:`CheckedNodes`)."""
 
     __slots__ = ()
+
+
+def passed(records: Iterable[object]) -> bool:
+    """Whether ``records`` passed the checks of :func:`check_load` already: a :class:`CheckedNodes`,
+    a :class:`CheckedEdges`, or a collection whose ``checked`` attribute is ``True`` (records on disk,
+    vectors checked as they are made: :func:`check_vector`)."""
+    return isinstance(records, CheckedNodes | CheckedEdges) or getattr(records, "checked", False) is True
+
+
+def record_tenants(records: Iterable[NodeRecord | EdgeRecord | VectorRecord]) -> set[str]:
+    """The tenants of ``records``: their declared ``tenants`` when they have them (records on disk,
+    vectors made as they are written, which iterating would make), else each record's."""
+    declared = getattr(records, "tenants", None)
+    if declared is not None:
+        return set(declared)
+    return {record.tenant_id for record in records}
+
+
+def check_vector(vector: VectorRecord, dimensions: Mapping[str, int]) -> None:
+    """Raise :class:`DatasetError` for a vector :func:`check_load` refuses (``dimensions`` by profile)."""
+    problem = _vector_problem(vector, dimensions)
+    if problem is not None:
+        raise DatasetError(f"vector of node {_cut(vector.node_id)!r} ({vector.profile_id}): {problem}")
 
 
 def checked_records(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> tuple[CheckedNodes, CheckedEdges]:
@@ -339,16 +363,16 @@ def checked_records(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) ->
 def check_load(
     nodes: Sequence[NodeRecord],
     edges: Sequence[EdgeRecord],
-    vectors: Sequence[VectorRecord],
+    vectors: Iterable[VectorRecord],
     profiles: Sequence[ProfileIndexInfo],
 ) -> None:
     """Raise :class:`DatasetError` for the first record a backend could refuse; write nothing. Nodes
     and edges marked by :func:`checked_records` passed already and are not checked again."""
-    for node in () if isinstance(nodes, CheckedNodes) else nodes:
+    for node in () if passed(nodes) else nodes:
         problem = _node_problem(node)
         if problem is not None:
             raise DatasetError(f"{_where_node(node)}: {problem}")
-    for edge in () if isinstance(edges, CheckedEdges) else edges:
+    for edge in () if passed(edges) else edges:
         problem = _identifier(edge.tenant_id, MAX_TENANT_CHARS) or _edge_problem(edge)
         if problem is not None:
             where = f"edge {_cut(edge.edge_type, 64)} {_cut(edge.from_node_id)!r} -> {_cut(edge.to_node_id)!r}"
@@ -357,10 +381,8 @@ def check_load(
     if problem is not None:
         raise DatasetError(problem)
     dimensions = {profile.profile_id: profile.dimension for profile in profiles}
-    for vector in vectors:
-        problem = _vector_problem(vector, dimensions)
-        if problem is not None:
-            raise DatasetError(f"vector of node {_cut(vector.node_id)!r} ({vector.profile_id}): {problem}")
+    for vector in () if passed(vectors) else vectors:
+        check_vector(vector, dimensions)
 
 
 def check_changes(changes: ChangeSet) -> None:
@@ -393,7 +415,10 @@ def _where_node_key(tenant_id: str, node_id: str) -> str:
 
 def outside_ends(nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> list[tuple[str, str]]:
     """The ends (tenant, node id) of ``edges`` that are not among ``nodes``, each once, sorted: a load
-    writes an edge to one only when it is a node already stored in the tenant."""
+    writes an edge to one only when it is a node already stored in the tenant. Edges whose
+    ``ends_among`` is ``nodes`` (a reader that checked every end) have none, read or not."""
+    if getattr(edges, "ends_among", None) is nodes:
+        return []
     keys = {(node.tenant_id, node.node_id) for node in nodes}
     ends = {(e.tenant_id, node_id) for e in edges for node_id in (e.from_node_id, e.to_node_id)}
     return sorted(ends - keys)

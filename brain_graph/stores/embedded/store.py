@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -573,6 +573,17 @@ class EmbeddedStore:
     ) -> None:
         """See :func:`~brain_graph.stores.embedded.writes.write_load`."""
         write_load(self.path, nodes, edges, vectors, profiles, replace=replace)
+
+    def load_streamed(
+        self,
+        nodes: Sequence[NodeRecord],
+        edges: Sequence[EdgeRecord],
+        vectors: Iterable[VectorRecord],
+        profiles: Sequence[ProfileIndexInfo],
+    ) -> None:
+        """A replace-load whose vectors are written as ``vectors`` yields them, in the load's one
+        transaction (:class:`~brain_graph.stores.base.StreamedLoad`)."""
+        write_load(self.path, nodes, edges, vectors, profiles, replace=True)
 
     def apply(self, changes: ChangeSet) -> None:
         """See :func:`~brain_graph.stores.embedded.writes.write_changes`: one SQLite transaction."""

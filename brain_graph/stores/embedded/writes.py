@@ -33,7 +33,13 @@ from brain_graph.stores.embedded.schema import (
     migrate,
 )
 from brain_graph.stores.identity import identity_change_refused, profile_conflict
-from brain_graph.stores.write_checks import check_changes, check_load, dangling_edge_error, outside_ends
+from brain_graph.stores.write_checks import (
+    check_changes,
+    check_load,
+    dangling_edge_error,
+    outside_ends,
+    record_tenants,
+)
 
 SQLITE_BUSY = 5
 SQLITE_LOCKED = 6
@@ -193,22 +199,25 @@ def write_load(
     path: Path,
     nodes: Sequence[NodeRecord],
     edges: Sequence[EdgeRecord],
-    vectors: Sequence[VectorRecord],
+    vectors: Iterable[VectorRecord],
     profiles: Sequence[ProfileIndexInfo],
     *,
     replace: bool,
 ) -> None:
-    """Check, then write everything in one transaction; with ``replace``, the loaded tenants are
+    """Check, then write everything in one transaction (``vectors`` iterated once, as they are
+    written: a stream that raises rolls the load back); with ``replace``, the loaded tenants are
     emptied first. A profile's new embedder identity is refused while another tenant holds vectors; an
     edge to a node neither in ``nodes`` nor stored in its tenant refuses the load."""
+    if not replace:
+        vectors = merged = vectors if isinstance(vectors, Sequence) else list(vectors)  # read twice
     check_load(nodes, edges, vectors, profiles)
-    written = {n.tenant_id for n in nodes} | {e.tenant_id for e in edges} | {v.tenant_id for v in vectors}
+    written = record_tenants(nodes) | record_tenants(edges) | record_tenants(vectors)
     with _transaction(path, written) as connection:
         connection.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
         if replace:
-            tenants = json.dumps(sorted({node.tenant_id for node in nodes}))
+            tenants = json.dumps(sorted(record_tenants(nodes)))
             for table in ("nodes", "edges", "vectors"):
                 connection.execute(
                     f"DELETE FROM {table} WHERE tenant_id IN (SELECT value FROM json_each(?))", (tenants,)
@@ -222,7 +231,7 @@ def write_load(
         _upsert_edges(connection, edges)
         _upsert_vectors(connection, vectors)
         if not replace:
-            _vectors_follow_their_nodes(connection, ChangeSet(upsert_nodes=nodes, upsert_vectors=vectors))
+            _vectors_follow_their_nodes(connection, ChangeSet(upsert_nodes=nodes, upsert_vectors=merged))
 
 
 def _vector_blob(vector: VectorRecord) -> bytes:
@@ -276,7 +285,7 @@ def _upsert_edges(connection: sqlite3.Connection, edges: Sequence[EdgeRecord]) -
     )
 
 
-def _upsert_vectors(connection: sqlite3.Connection, vectors: Sequence[VectorRecord]) -> None:
+def _upsert_vectors(connection: sqlite3.Connection, vectors: Iterable[VectorRecord]) -> None:
     """Each vector with its facets, as given (:attr:`~brain_graph.stores.base.VectorRecord.facets`)."""
     connection.executemany(
         "INSERT OR REPLACE INTO vectors (tenant_id, profile_id, node_id, project_key, secured, acl, vector,"
