@@ -65,7 +65,7 @@ from brain_graph.core.filters import SeedFilter
 from brain_graph.core.scoring import similarity_from_cosine
 from brain_graph.core.security import AccessScope
 from brain_graph.stores.access import access_columns, numpy_visible
-from brain_graph.stores.blas_threads import single_blas_thread
+from brain_graph.stores.blas_threads import limited_blas_threads
 from brain_graph.stores.embedded.facets import FacetColumns, untimed_visible
 from brain_graph.stores.embedded.memory import MiB, default_cache_mb
 from brain_graph.stores.embedded.schema import vector_facet_columns
@@ -104,9 +104,9 @@ def exact_cosines(
 
 def row_dots(rows: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Each row's float32 dot product with ``vector``: one BLAS matrix-vector product on one BLAS
-    thread (:func:`~brain_graph.stores.blas_threads.single_blas_thread`), outside the GIL, so that
-    concurrent searches and worker processes each scan on their own core."""
-    with single_blas_thread():
+    thread by default (:func:`~brain_graph.stores.blas_threads.limited_blas_threads`), outside the GIL,
+    so that concurrent searches and worker processes each scan on their own core."""
+    with limited_blas_threads():
         return rows @ vector
 
 
