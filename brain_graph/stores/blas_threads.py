@@ -7,8 +7,8 @@ from concurrent searches and from other worker processes. :func:`limited_blas_th
 BLAS libraries this process had loaded when it was imported (numpy's) to ``BRAIN_GRAPH_SCAN_THREADS``
 threads (default 1; more lowers the latency of a lone search on an idle machine) with threadpoolctl
 while at least one caller is inside it, and restores the previous limit when the last one leaves,
-whichever threads they run on, so overlapping callers never restore a limit under one another. Other code's BLAS calls made meanwhile
-run under the same limit.
+whichever threads they run on, so overlapping callers never restore a limit under one another.
+Other code's BLAS calls made meanwhile run under the same limit.
 
 OpenBLAS's limit (without OpenMP) is process-wide, and threadpoolctl lets only the thread that set
 it first change it again; the limit is set and restored here under one lock, so each change is made
