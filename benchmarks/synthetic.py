@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from brain_graph import Dataset
-from brain_graph.indexing.dataset import FORMAT_VERSION
+from brain_graph.indexing.dataset_items import FORMAT_VERSION
 
 TOPICS = {
     "auth": "token refresh session login oauth expiry credential rotation",

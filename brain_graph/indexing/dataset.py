@@ -13,20 +13,19 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import ValidationError, model_validator
 
 from brain_graph.core.errors import ConfigurationError, DatasetError, one_line_message
 from brain_graph.core.vocabulary import check_edge_type
 from brain_graph.embedding.profiles import EmbeddingProfile, ProfileRegistry, profile_text
 from brain_graph.indexing.changes import vector_changes
 from brain_graph.indexing.dataset_items import (
-    FORMAT_VERSION,
     DatasetEdge,
     DatasetNode,
+    _DatasetHead,
     _DatasetShape,
     _parse_int,
     _refuse_constant,
-    _Strict,
     edge_record,
     node_record,
 )
@@ -108,20 +107,11 @@ class GraphRecords:
         return self.edges
 
 
-class Dataset(_Strict):
+class Dataset(_DatasetHead):
     """A knowledge graph to load: nodes and edges, each owned by a tenant."""
 
-    format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
-    description: str = ""
     nodes: list[DatasetNode]
     edges: list[DatasetEdge]
-
-    @field_validator("format_version")
-    @classmethod
-    def _known_format(cls, value: int) -> int:
-        if value != FORMAT_VERSION:
-            raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
-        return value
 
     @model_validator(mode="after")
     def _check_references(self) -> Dataset:

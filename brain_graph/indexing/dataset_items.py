@@ -154,13 +154,12 @@ def edge_record(item: Any) -> EdgeRecord | None:
     return EdgeRecord(item["tenantId"], *ends, dict(sorted(properties.items())))
 
 
-class _DatasetShape(_Strict):
-    """A dataset's top level, its records left unread (:func:`read_graph` reads them one by one)."""
+class _DatasetHead(_Strict):
+    """A dataset's fields besides its records: the format version (only :data:`FORMAT_VERSION` is
+    read) and the description."""
 
     format_version: int = Field(alias="formatVersion", default=FORMAT_VERSION, strict=True)
     description: str = ""
-    nodes: list[Any]
-    edges: list[Any]
 
     @field_validator("format_version")
     @classmethod
@@ -168,6 +167,13 @@ class _DatasetShape(_Strict):
         if value != FORMAT_VERSION:
             raise ValueError(f"Input should be {FORMAT_VERSION}, the only format this version reads (got {value})")
         return value
+
+
+class _DatasetShape(_DatasetHead):
+    """A dataset's top level, its records left unread (:func:`read_graph` reads them one by one)."""
+
+    nodes: list[Any]
+    edges: list[Any]
 
 
 def _refuse_constant(name: str) -> Any:
