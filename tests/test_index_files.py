@@ -357,3 +357,21 @@ def test_an_open_index_holds_one_file_descriptor(tmp_path: Path) -> None:
     assert all(parts is not None for parts in held)
     assert len(os.listdir("/proc/self/fd")) - before <= 40
     del held
+
+
+def test_a_store_whose_index_folder_cannot_be_made_searches_from_sqlite(tmp_path: Path) -> None:
+    """Publishing fails (here ``<store>.indexes`` is a file, so no folder can be made under it): every
+    search reads its vectors from SQLite and gives the same results, and nothing is written."""
+    rng = random.Random(42)
+    path = tmp_path / "store.sqlite3"
+    vectors = tricky_table(rng, "t1", 120)
+    load(private_store(path), vectors)
+    folder_of(path).write_text("not a folder", encoding="utf-8")
+    query = vectors[4].vector
+    queries = [VectorQuery(WORK, list(query), EMBEDDER)]
+    args = {"profile": WORK, "scope": SCOPES[3], "project_key": None, "top_k": 25}
+    for _ in range(2):
+        store = private_store(path)
+        assert statements(store, queries, SCOPES[3]) == 3  # the vectors read from SQLite each time
+        assert searched(store, query, **args) == reference(vectors, query, **args)
+    assert folder_of(path).read_text(encoding="utf-8") == "not a folder"
