@@ -37,9 +37,8 @@ Index = TypeVar("Index", VectorMatrix, LexicalIndex)
 class IndexSnapshot:
     """The cached indexes of one read transaction of one tenant: their keys (the store file and the
     data versions read in that transaction, the vector tokens of ``profile_versions`` among them) and
-    their loaders, whose statements are counted; with
-    ``files``, vector matrices shared with other processes through
-    :mod:`~brain_graph.stores.embedded.index_files`."""
+    their loaders, whose statements are counted; with ``files``, the vector matrices and lexical
+    indexes are shared with other processes through :mod:`~brain_graph.stores.embedded.index_files`."""
 
     def __init__(
         self,
